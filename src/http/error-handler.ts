@@ -1,0 +1,71 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ApiError, payloadTooLarge, serverError, unknownEndpoint } from "./errors.ts";
+import { htmlErrorPage } from "./html-pages.ts";
+import { type Surface, surfaceOf } from "./surface.ts";
+
+/** Installs the one error handler and the one not-found handler of the service. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?", 1)[0] ?? "/";
+    return sendError(request, reply, unknownEndpoint(request.method, path));
+  });
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500 && !(error instanceof ApiError)) {
+      request.log.error({ err: error }, "unexpected failure");
+    }
+    return sendError(request, reply, apiError);
+  });
+}
+
+/** Sends an error in the shape of the API the request came in on. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+  reply.code(error.status).headers(error.headers);
+  if (error.shape === "html") {
+    return reply.type("text/html; charset=utf-8").send(htmlErrorPage(error.status, request.id));
+  }
+  return reply
+    .type("application/json; charset=utf-8")
+    .send(errorBody(error, surfaceOf(request.url), request.id));
+}
+
+/** The JSON body of an error for one API (spec "Errors / Shapes"). */
+export function errorBody(error: ApiError, surface: Surface, requestId: string): Record<string, unknown> {
+  if (error.shape === "message-only") return { message: error.message };
+  if (surface === "app") {
+    if (error.status === 404 && error.code === "not_found") return { message: error.message };
+    if (error.shape === "validation") {
+      return {
+        message: error.message,
+        error: { code: "validation_error", message: error.message },
+        errors: error.fieldErrors ?? {},
+      };
+    }
+    return { error: { code: error.code ?? error.type, message: error.message } };
+  }
+  const standard = {
+    error: {
+      message: error.message,
+      type: error.type,
+      code: error.code,
+      param: error.param,
+      request_id: requestId,
+    },
+  };
+  if (error.shape === "validation") {
+    return { ...standard, message: error.message, errors: error.fieldErrors ?? {} };
+  }
+  return standard;
+}
+
+/** Maps anything thrown to the catalogue; what is not known becomes a bare 500. */
+function toApiError(error: FastifyError): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return payloadTooLarge();
+  const status = error.statusCode ?? 500;
+  // Fastify's own client errors (bad Content-Length, aborted body...) are safe to describe.
+  if (error.code?.startsWith("FST_") && status >= 400 && status < 500) {
+    return new ApiError({ status: status === 415 ? 400 : status, message: error.message });
+  }
+  return serverError();
+}

@@ -1,0 +1,114 @@
+/**
+ * The error catalogue: every error a client can see is built here, so status, type and code
+ * stay exactly as the spec lists them. The handler (error-handler.ts) turns them into the
+ * shape of the API the request came in on.
+ */
+
+/** How the body of an error is drawn (spec "Errors / Shapes"). */
+export type ErrorShape =
+  | "standard" // 1: {error: {message, type, code, param, request_id}}; app API: {error: {code, message}}
+  | "validation" // 2: standard error plus top-level `message` and `errors`
+  | "message-only" // 3, 4 and app 404: {message}
+  | "html"; // 5: an HTML page
+
+/** A failure with everything the client will see. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: number;
+  readonly type: string;
+  readonly code: string | null;
+  readonly param: string | null;
+  readonly shape: ErrorShape;
+  /** Fields at fault and their messages, for the validation shape. */
+  readonly fieldErrors: Record<string, string[]> | undefined;
+  readonly headers: Record<string, string>;
+  /** Whether retrying the same request later can succeed (upstream failures). */
+  readonly retryable: boolean;
+
+  constructor(init: {
+    status: number;
+    message: string;
+    type?: string;
+    code?: string | null;
+    param?: string | null;
+    shape?: ErrorShape;
+    fieldErrors?: Record<string, string[]>;
+    headers?: Record<string, string>;
+    retryable?: boolean;
+  }) {
+    super(init.message);
+    this.status = init.status;
+    this.type = init.type ?? (init.status >= 500 ? "server_error" : "invalid_request_error");
+    this.code = init.code ?? null;
+    this.param = init.param ?? null;
+    this.shape = init.shape ?? "standard";
+    this.fieldErrors = init.fieldErrors;
+    this.headers = init.headers ?? {};
+    this.retryable = init.retryable ?? false;
+  }
+}
+
+/** 401 of the key API: missing, malformed, unknown, revoked, expired key or disabled account. */
+export function invalidApiKey(message: string): ApiError {
+  return new ApiError({ status: 401, message, code: "invalid_api_key" });
+}
+
+/** 404 for any path that does not exist or exists only for other methods (never 405). */
+export function unknownEndpoint(method: string, path: string): ApiError {
+  return new ApiError({
+    status: 404,
+    message: `Unknown request URL: ${method} ${path}. Please check the URL and the method.`,
+    code: "unknown_endpoint",
+  });
+}
+
+/** 400 for a refused, unrecognised or invalid parameter. */
+export function invalidRequest(message: string, options: { param?: string; code?: string } = {}): ApiError {
+  return new ApiError({ status: 400, message, param: options.param ?? null, code: options.code ?? null });
+}
+
+/** 422 with the fields at fault (chat-completion validation on the key API, `validation_error` on the app API). */
+export function validationFailed(fieldErrors: Record<string, string[]>): ApiError {
+  const fields = Object.keys(fieldErrors);
+  const first = fields[0] ?? null;
+  const firstMessage = first ? fieldErrors[first]?.[0] : undefined;
+  const more =
+    fields.length > 1 ? ` (and ${fields.length - 1} more error${fields.length > 2 ? "s" : ""})` : "";
+  return new ApiError({
+    status: 422,
+    message: `${firstMessage ?? "The given data was invalid."}${more}`,
+    code: "invalid_value",
+    param: first,
+    shape: "validation",
+    fieldErrors,
+  });
+}
+
+/** 404 for a named item (account, key, conversation) that does not exist or is not the caller's. */
+export function itemNotFound(message: string): ApiError {
+  return new ApiError({ status: 404, message, code: "not_found" });
+}
+
+/** 409 when the item would clash with one that exists. */
+export function conflict(message: string, code: string, param?: string): ApiError {
+  return new ApiError({ status: 409, message, code, param: param ?? null });
+}
+
+/** 401 of the operator API. */
+export function invalidAdminToken(): ApiError {
+  return new ApiError({
+    status: 401,
+    message: "The operator API needs Authorization: Bearer <ZONA_ADMIN_TOKEN>.",
+    code: "invalid_admin_token",
+  });
+}
+
+/** 413: the whole request is over the 64 MB limit; the body is an HTML page. */
+export function payloadTooLarge(): ApiError {
+  return new ApiError({ status: 413, message: "Request Entity Too Large", shape: "html" });
+}
+
+/** 500: a fault in the service; nothing internal is shown. */
+export function serverError(): ApiError {
+  return new ApiError({ status: 500, message: "Server Error", shape: "message-only" });
+}

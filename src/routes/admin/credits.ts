@@ -1,0 +1,12 @@
+import type { FastifyInstance } from "fastify";
+import type { Operator } from "../../services/operator.ts";
+
+type Id = { Params: { id: string } };
+
+/** Prepaid credits of the operator API: read, set, add. */
+export async function adminCreditRoutes(app: FastifyInstance, options: { operator: Operator }) {
+  const { operator } = options;
+  app.get<Id>("/accounts/:id/credits", (request) => operator.getCredits(request.params.id));
+  app.put<Id>("/accounts/:id/credits", (request) => operator.setCredits(request.params.id, request.body));
+  app.post<Id>("/accounts/:id/credits", (request) => operator.addCredits(request.params.id, request.body));
+}

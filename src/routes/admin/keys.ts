@@ -1,0 +1,16 @@
+import type { FastifyInstance } from "fastify";
+import type { Operator } from "../../services/operator.ts";
+
+type Id = { Params: { id: string } };
+
+/** API keys of the operator API; the secret is in the answer of the create call only. */
+export async function adminKeyRoutes(app: FastifyInstance, options: { operator: Operator }) {
+  const { operator } = options;
+  app.post<Id>("/accounts/:id/keys", async (request, reply) =>
+    reply.code(201).send(await operator.createKey(request.params.id, request.body)),
+  );
+  app.get<Id>("/accounts/:id/keys", (request) => operator.listKeys({ account_id: request.params.id }));
+  app.get("/keys", (request) => operator.listKeys(request.query));
+  app.get<Id>("/keys/:id", (request) => operator.getKey(request.params.id));
+  app.post<Id>("/keys/:id/revoke", (request) => operator.revokeKey(request.params.id));
+}

@@ -1,0 +1,137 @@
+import { displayPrefix, generateApiKey, hashApiKey, looksLikeApiKey } from "../auth/api-key-format.ts";
+import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
+import { invalidApiKey, invalidRequest, itemNotFound } from "../http/errors.ts";
+import { isRowId } from "../store/ids.ts";
+import type { ApiKeyRow, ApiKeysRepository } from "../store/repositories/api-keys.ts";
+import type { AccountsService } from "./accounts.ts";
+
+/** Who is calling the key API, once the key checked out. */
+export interface KeyPrincipal {
+  keyId: string;
+  accountId: string;
+  keyName: string;
+  /** Zones the key may run in; null means the installation's zones. */
+  zones: string[] | null;
+  monthlyLimitMicros: number | null;
+}
+
+/** What is needed to issue a key. */
+export interface NewApiKey {
+  name: string;
+  zones?: string[];
+  /** Monthly spending limit in the installation's currency. */
+  monthlyLimit?: number;
+  expiresAt?: Date;
+}
+
+/** Issuing, listing, revoking and checking API keys. */
+export class ApiKeysService {
+  private readonly repo: ApiKeysRepository;
+  private readonly accounts: AccountsService;
+  private readonly zoneIds: Set<string>;
+  private readonly now: () => Date;
+
+  constructor(deps: {
+    repo: ApiKeysRepository;
+    accounts: AccountsService;
+    zoneIds: string[];
+    now?: () => Date;
+  }) {
+    this.repo = deps.repo;
+    this.accounts = deps.accounts;
+    this.zoneIds = new Set(deps.zoneIds);
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Issues a key; the returned secret is never stored and cannot be shown again. */
+  async create(accountId: string, input: NewApiKey): Promise<{ row: ApiKeyRow; secret: string }> {
+    await this.accounts.get(accountId);
+    const name = input.name.trim();
+    if (name === "" || name.length > 100) {
+      throw invalidRequest("'name' must be 1 to 100 characters.", { param: "name" });
+    }
+    if (input.zones !== undefined) {
+      const unknown = input.zones.filter((zone) => !this.zoneIds.has(zone));
+      if (input.zones.length === 0 || unknown.length > 0) {
+        throw invalidRequest(
+          `'zones' must list zones of the installation (${[...this.zoneIds].join(", ") || "none declared"}); ` +
+            `unknown: ${unknown.join(", ") || "(empty list)"}.`,
+          { param: "zones" },
+        );
+      }
+    }
+    if (input.monthlyLimit !== undefined && !(input.monthlyLimit >= 0 && input.monthlyLimit <= MAX_AMOUNT)) {
+      throw invalidRequest(`'monthly_limit' must be between 0 and ${MAX_AMOUNT}.`, {
+        param: "monthly_limit",
+      });
+    }
+    if (input.expiresAt !== undefined && input.expiresAt.getTime() <= this.now().getTime()) {
+      throw invalidRequest("'expires_at' must be in the future.", { param: "expires_at" });
+    }
+    const secret = generateApiKey();
+    const row = await this.repo.insert({
+      accountId,
+      name,
+      displayPrefix: displayPrefix(secret),
+      keyHash: hashApiKey(secret),
+      zones: input.zones ? [...new Set(input.zones)] : null,
+      monthlyLimitMicros: input.monthlyLimit === undefined ? null : toMicros(input.monthlyLimit),
+      expiresAt: input.expiresAt ?? null,
+    });
+    return { row, secret };
+  }
+
+  async get(id: string): Promise<ApiKeyRow> {
+    const row = isRowId(id) ? await this.repo.findById(id) : undefined;
+    if (!row) throw itemNotFound(`API key ${id} not found.`);
+    return row;
+  }
+
+  async list(filter: { accountId?: string }): Promise<ApiKeyRow[]> {
+    if (filter.accountId !== undefined) await this.accounts.get(filter.accountId);
+    return this.repo.list(filter);
+  }
+
+  async revoke(id: string): Promise<ApiKeyRow> {
+    await this.get(id);
+    const row = await this.repo.revoke(id, this.now());
+    if (!row) throw itemNotFound(`API key ${id} not found.`);
+    return row;
+  }
+
+  /** Checks an Authorization header of the key API; any failure is the spec's 401 `invalid_api_key`. */
+  async authenticate(authorization: string | undefined): Promise<KeyPrincipal> {
+    if (!authorization || authorization.trim() === "") {
+      throw invalidApiKey(
+        "You didn't provide an API key. Send it in the Authorization header as Bearer auth " +
+          "(Authorization: Bearer sk-...).",
+      );
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    const token = match?.[1];
+    if (!token) {
+      throw invalidApiKey("Invalid Authorization header format. Use Authorization: Bearer sk-...");
+    }
+    if (!looksLikeApiKey(token)) {
+      throw invalidApiKey(
+        "Invalid API key format. API keys start with 'sk-'; a signed-in user's token is not an API key " +
+          "and works only on the app API.",
+      );
+    }
+    const found = await this.repo.findByHash(hashApiKey(token));
+    if (!found) throw invalidApiKey(`Incorrect API key provided: ${displayPrefix(token)}`);
+    const { key, accountDisabled } = found;
+    if (key.revokedAt) throw invalidApiKey("This API key has been revoked.");
+    if (key.expiresAt && key.expiresAt.getTime() <= this.now().getTime()) {
+      throw invalidApiKey("This API key has expired.");
+    }
+    if (accountDisabled) throw invalidApiKey("The account this API key belongs to is disabled.");
+    return {
+      keyId: key.id,
+      accountId: key.accountId,
+      keyName: key.name,
+      zones: key.zones,
+      monthlyLimitMicros: key.monthlyLimitMicros,
+    };
+  }
+}

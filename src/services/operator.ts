@@ -1,0 +1,137 @@
+import { MAX_AMOUNT } from "../billing/money.ts";
+import {
+  asFields,
+  booleanField,
+  dateField,
+  type Fields,
+  numberField,
+  stringField,
+  stringListField,
+} from "../http/fields.ts";
+import type { AccountsService } from "./accounts.ts";
+import type { ApiKeysService } from "./api-keys.ts";
+import type { CreditsService } from "./credits.ts";
+import { accountView, apiKeyView, creditBalanceView, listView } from "./operator-views.ts";
+
+/**
+ * What an operator can do, taking the fields of a request and returning what the operator API
+ * answers. The HTTP routes and the `zona` command (when it opens the database itself) share it,
+ * so both validate and answer alike.
+ */
+export class Operator {
+  private readonly accounts: AccountsService;
+  private readonly keys: ApiKeysService;
+  private readonly credits: CreditsService;
+  private readonly currency: string;
+  private readonly now: () => Date;
+
+  constructor(deps: {
+    accounts: AccountsService;
+    keys: ApiKeysService;
+    credits: CreditsService;
+    currency: string;
+    now?: () => Date;
+  }) {
+    this.accounts = deps.accounts;
+    this.keys = deps.keys;
+    this.credits = deps.credits;
+    this.currency = deps.currency;
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async createAccount(body: unknown) {
+    const fields = asFields(body);
+    const password = stringField(fields, "password");
+    const language = stringField(fields, "language");
+    const emailVerified = booleanField(fields, "email_verified");
+    const row = await this.accounts.create({
+      email: stringField(fields, "email", { required: true, max: 254 }) ?? "",
+      ...(password !== undefined ? { password } : {}),
+      ...(language !== undefined ? { language } : {}),
+      ...(emailVerified !== undefined ? { emailVerified } : {}),
+    });
+    return accountView(row);
+  }
+
+  async listAccounts(query: unknown) {
+    const fields = asFields(query);
+    const email = stringField(fields, "email");
+    if (email !== undefined) {
+      const row = await this.accounts.findByEmail(email);
+      return listView(row ? [accountView(row)] : []);
+    }
+    const rows = await this.accounts.list(page(fields));
+    return listView(rows.map(accountView));
+  }
+
+  async getAccount(id: string) {
+    return accountView(await this.accounts.get(id));
+  }
+
+  async setAccountDisabled(id: string, disabled: boolean) {
+    return accountView(await this.accounts.setDisabled(id, disabled));
+  }
+
+  async verifyEmail(id: string) {
+    return accountView(await this.accounts.markEmailVerified(id));
+  }
+
+  async createKey(accountId: string, body: unknown) {
+    const fields = asFields(body);
+    const zones = stringListField(fields, "zones", { maxItems: 100 });
+    const monthlyLimit = numberField(fields, "monthly_limit", { min: 0, max: MAX_AMOUNT });
+    const expiresAt = dateField(fields, "expires_at");
+    const { row, secret } = await this.keys.create(accountId, {
+      name: stringField(fields, "name", { required: true, max: 100 }) ?? "",
+      ...(zones !== undefined ? { zones } : {}),
+      ...(monthlyLimit !== undefined ? { monthlyLimit } : {}),
+      ...(expiresAt !== undefined ? { expiresAt } : {}),
+    });
+    return { ...apiKeyView(row, this.now()), key: secret };
+  }
+
+  async listKeys(query: unknown) {
+    const fields = asFields(query);
+    const accountId = stringField(fields, "account_id");
+    const rows = await this.keys.list(accountId === undefined ? {} : { accountId });
+    const now = this.now();
+    return listView(rows.map((row) => apiKeyView(row, now)));
+  }
+
+  async getKey(id: string) {
+    return apiKeyView(await this.keys.get(id), this.now());
+  }
+
+  async revokeKey(id: string) {
+    return apiKeyView(await this.keys.revoke(id), this.now());
+  }
+
+  async getCredits(accountId: string) {
+    return creditBalanceView(accountId, await this.credits.balance(accountId), this.currency);
+  }
+
+  async setCredits(accountId: string, body: unknown) {
+    const fields = asFields(body);
+    const balance = numberField(fields, "balance", { required: true, min: 0, max: MAX_AMOUNT }) ?? 0;
+    const next = await this.credits.set(accountId, balance, note(fields));
+    return creditBalanceView(accountId, next, this.currency);
+  }
+
+  async addCredits(accountId: string, body: unknown) {
+    const fields = asFields(body);
+    const amount = numberField(fields, "amount", { required: true, min: -MAX_AMOUNT, max: MAX_AMOUNT }) ?? 0;
+    const next = await this.credits.add(accountId, amount, note(fields));
+    return creditBalanceView(accountId, next, this.currency);
+  }
+}
+
+function page(fields: Fields): { limit: number; offset: number } {
+  return {
+    limit: numberField(fields, "limit", { min: 1, max: 1000, integer: true }) ?? 100,
+    offset: numberField(fields, "offset", { min: 0, integer: true }) ?? 0,
+  };
+}
+
+function note(fields: Fields): string | null {
+  return stringField(fields, "note", { max: 500 }) ?? null;
+}

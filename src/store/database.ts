@@ -1,0 +1,23 @@
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type * as schema from "./schema.ts";
+
+/** The Drizzle database both drivers (PGlite and node-postgres) give: one query builder for both. */
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+/** Raw SQL access used by the migrator, whichever driver is underneath. */
+export interface SqlSession {
+  /** Runs one or more statements without parameters. */
+  exec(text: string): Promise<void>;
+  /** Runs one statement with parameters and returns its rows. */
+  query<T>(text: string, params?: unknown[]): Promise<T[]>;
+  release(): Promise<void>;
+}
+
+/** An open database with the schema applied. */
+export interface Store {
+  db: Database;
+  kind: "pglite" | "postgres";
+  /** Tells other processes (the `zona` command) where the server holding this store listens. */
+  announce(url: string): void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,70 @@
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/node-postgres";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import pg from "pg";
+import { lockDataDir } from "./data-dir-lock.ts";
+import type { Database, SqlSession, Store } from "./database.ts";
+import { migrate } from "./migrate.ts";
+import * as schema from "./schema.ts";
+
+/** Where the data lives: PostgreSQL when a URL is given, else PGlite in a folder, or in memory (tests). */
+export type StoreOptions = { databaseUrl: string } | { dataDir: string } | { memory: true };
+
+/** Opens the database, applies the migrations and returns the store. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  if ("databaseUrl" in options) return openPostgres(options.databaseUrl);
+  if ("dataDir" in options) return openPglite(options.dataDir);
+  return openPglite(undefined);
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Store> {
+  const lock = dataDir === undefined ? undefined : lockDataDir(dataDir);
+  try {
+    const client = await PGlite.create(dataDir === undefined ? {} : { dataDir: join(dataDir, "pglite") });
+    await migrate({
+      exec: async (text) => {
+        await client.exec(text);
+      },
+      query: async <T>(text: string, params?: unknown[]) => (await client.query<T>(text, params)).rows,
+      release: async () => {},
+    });
+    const db = drizzlePglite({ client, schema }) as unknown as Database;
+    return {
+      db,
+      kind: "pglite",
+      announce: (url) => lock?.update({ url }),
+      async close() {
+        await client.close();
+        lock?.release();
+      },
+    };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+async function openPostgres(url: string): Promise<Store> {
+  const pool = new pg.Pool({ connectionString: url, max: 20 });
+  try {
+    const client = await pool.connect();
+    const session: SqlSession = {
+      exec: async (text) => {
+        await client.query(text);
+      },
+      query: async <T>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as T[],
+      release: async () => client.release(),
+    };
+    try {
+      await migrate(session);
+    } finally {
+      await session.release();
+    }
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  const db = drizzlePostgres({ client: pool, schema }) as unknown as Database;
+  return { db, kind: "postgres", announce: () => {}, close: () => pool.end() };
+}

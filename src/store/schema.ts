@@ -1,0 +1,69 @@
+import { sql } from "drizzle-orm";
+import { bigint, boolean, index, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+
+// Money is stored in micro-units (1e-6 of a CHF or of a credit) as integers: no float drift.
+
+/** People and organisations that own keys and sign in to the app API. */
+export const accounts = pgTable(
+  "accounts",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    email: text("email").notNull(),
+    passwordHash: text("password_hash"),
+    emailVerified: boolean("email_verified").notNull().default(false),
+    disabled: boolean("disabled").notNull().default(false),
+    language: text("language").notNull().default("it"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("accounts_email_lower_unique").on(sql`lower(${t.email})`)],
+);
+
+/** Keys of the key API; only a hash of the secret is kept. */
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    displayPrefix: text("display_prefix").notNull(),
+    keyHash: text("key_hash").notNull(),
+    zones: text("zones").array(),
+    monthlyLimitMicros: bigint("monthly_limit_micros", { mode: "number" }),
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("api_keys_key_hash_unique").on(t.keyHash),
+    index("api_keys_account_idx").on(t.accountId),
+  ],
+);
+
+/** Prepaid balance of an account; one row per account. */
+export const creditBalances = pgTable("credit_balances", {
+  accountId: uuid("account_id")
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  balanceMicros: bigint("balance_micros", { mode: "number" }).notNull().default(0),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Every change to a balance, so no credit ever moves without a trace. */
+export const creditLedger = pgTable(
+  "credit_ledger",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    kind: text("kind").notNull(),
+    amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
+    balanceAfterMicros: bigint("balance_after_micros", { mode: "number" }).notNull(),
+    note: text("note"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("credit_ledger_account_idx").on(t.accountId, t.createdAt)],
+);
