@@ -1,6 +1,7 @@
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
+import { closeGracefully } from "./http/graceful-close.ts";
 import { DataDirBusyError } from "./store/data-dir-lock.ts";
 import { openStore } from "./store/open-store.ts";
 
@@ -24,7 +25,7 @@ async function main(): Promise<void> {
     }, config.server.shutdown_grace_seconds * 1000);
     deadline.unref();
     try {
-      await app.close();
+      await closeGracefully(app);
       await store.close();
       app.log.info("stopped");
       process.exit(0);

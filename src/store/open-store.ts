@@ -47,6 +47,9 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
 
 async function openPostgres(url: string): Promise<Store> {
   const pool = new pg.Pool({ connectionString: url, max: 20 });
+  // An idle connection dropped by the server (restart, failover) must not crash the process:
+  // the pool discards it and the next query opens a new one.
+  pool.on("error", () => {});
   try {
     const client = await pool.connect();
     const session: SqlSession = {

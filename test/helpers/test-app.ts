@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { buildApp } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Config } from "../../src/config/schema.ts";
@@ -17,6 +17,7 @@ export interface TestApp {
   /** Calls the app over real HTTP. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Calls the operator API with the admin token; JSON in and out. */
+  // biome-ignore lint/suspicious/noExplicitAny: test bodies are checked by assertions, not by types.
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   /** Opens an account (email verified) with one key and returns both. */
   newKey(options?: {
@@ -30,7 +31,14 @@ let counter = 0;
 
 /** Builds the real app over a fresh store and listens on a free loopback port. */
 export async function startTestApp(
-  options: { config?: Record<string, unknown>; store?: "pglite" | "postgres"; now?: () => Date } = {},
+  options: {
+    config?: Record<string, unknown>;
+    store?: "pglite" | "postgres";
+    now?: () => Date;
+    logger?: FastifyBaseLogger;
+    /** Adds routes before the app starts (for failures that no real route can produce). */
+    extend?: (app: FastifyInstance) => void;
+  } = {},
 ): Promise<TestApp> {
   const raw = options.config ?? {};
   const config = parseConfig({
@@ -38,7 +46,13 @@ export async function startTestApp(
     server: { log_level: "silent", admin_token: ADMIN_TOKEN, ...((raw.server as object) ?? {}) },
   });
   const store = await openTestStore(options.store);
-  const app = await buildApp({ config, store, ...(options.now ? { now: options.now } : {}) });
+  const app = await buildApp({
+    config,
+    store,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  options.extend?.(app);
   await app.listen({ port: 0, host: "127.0.0.1" });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;

@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readJson } from "../helpers/read-json.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 
 const catalogue = [
@@ -24,7 +25,7 @@ describe("GET /v1/models (spec: Text generation parameters / GET /v1/models)", (
   it("lists the catalogue with one owned_by for every entry, and leaves tts-1-hd out", async () => {
     const response = await t.fetch("/v1/models", { headers: { authorization: `Bearer ${key}` } });
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = await readJson(response);
     expect(body.object).toBe("list");
     expect(body.data.map((m: { id: string }) => m.id)).toEqual([
       "gemma3.8-27b",
