@@ -1,0 +1,99 @@
+import { resolve } from "node:path";
+import type { Config } from "../config/schema.ts";
+import { createServices } from "../services/create-services.ts";
+import { DataDirBusyError, type DataDirOwner, readDataDirOwner } from "../store/data-dir-lock.ts";
+import { openStore } from "../store/open-store.ts";
+import { CliFailure, UsageError } from "./cli-errors.ts";
+import { httpOperatorClient } from "./http-operator-client.ts";
+import type { OperatorConnection } from "./operator-client.ts";
+
+/** What decides how the command reaches the operator actions. */
+export interface ConnectOptions {
+  config: Config;
+  /** `--url`, else ZONA_URL. */
+  url?: string;
+  /** Where relative data folders are resolved. */
+  cwd: string;
+}
+
+/**
+ * Picks the way to the operator actions:
+ * an explicit URL -> its operator API; a live server holding the embedded database -> its
+ * operator API (PGlite admits one process); PostgreSQL -> the database directly (it admits many);
+ * otherwise the embedded database directly.
+ */
+export async function connectOperator(options: ConnectOptions): Promise<OperatorConnection> {
+  const { config } = options;
+  const token = config.server.admin_token;
+  if (options.url !== undefined) {
+    const url = checkedUrl(options.url);
+    if (!token) {
+      throw new CliFailure(
+        `no admin token to call the operator API at ${url}; set ZONA_ADMIN_TOKEN to the server's token`,
+      );
+    }
+    return http(url, token);
+  }
+  const databaseUrl = config.server.database_url;
+  if (databaseUrl) return direct(config, { databaseUrl });
+
+  const dataDir = resolve(options.cwd, config.server.data_dir);
+  const owner = readDataDirOwner(dataDir);
+  if (owner) {
+    if (!token) throw busy(config.server.data_dir, owner);
+    return http(ownerUrl(owner, config), token);
+  }
+  try {
+    return await direct(config, { dataDir });
+  } catch (error) {
+    if (error instanceof DataDirBusyError) throw busy(config.server.data_dir, error.owner);
+    throw error;
+  }
+}
+
+function http(url: string, token: string): OperatorConnection {
+  return { client: httpOperatorClient(url, token), mode: "http", close: async () => {} };
+}
+
+async function direct(
+  config: Config,
+  where: { databaseUrl: string } | { dataDir: string },
+): Promise<OperatorConnection> {
+  const store = await openStore(where);
+  return { client: createServices(config, store).operator, mode: "direct", close: () => store.close() };
+}
+
+/** The URL a server recorded in its lock; a server still starting has none yet, so the configured port is the guess. */
+function ownerUrl(owner: DataDirOwner, config: Config): string {
+  if (owner.url) return owner.url;
+  if (config.server.port === 0) {
+    throw new CliFailure(
+      `the Zona server (pid ${owner.pid}) holding ${config.server.data_dir} has not recorded its URL yet; ` +
+        "try again in a moment or pass --url",
+    );
+  }
+  return `http://127.0.0.1:${config.server.port}`;
+}
+
+function busy(dataDir: string, owner: DataDirOwner): CliFailure {
+  const holder = owner.url
+    ? `the running Zona server (pid ${owner.pid}, ${owner.url})`
+    : `another Zona process (pid ${owner.pid})`;
+  return new CliFailure(
+    `the embedded database in ${dataDir} is in use by ${holder}; set ZONA_ADMIN_TOKEN for both the server ` +
+      "and this command to go through the operator API, or stop the server",
+  );
+}
+
+function checkedUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`--url / ZONA_URL must be an http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new UsageError(`--url / ZONA_URL must be an http(s) URL, got "${value}"`);
+  }
+  return value;
+}

@@ -1,0 +1,17 @@
+import type { Operator } from "../services/operator.ts";
+
+/**
+ * The operator actions as the `zona` command calls them: either the Operator itself over a store
+ * this process opened, or the operator API of a running server. Same arguments, same answers.
+ */
+export type OperatorClient = {
+  [K in keyof Operator]: (...args: Parameters<Operator[K]>) => ReturnType<Operator[K]>;
+};
+
+/** An operator client and how to let go of what it holds. */
+export interface OperatorConnection {
+  client: OperatorClient;
+  /** "http" through a server's operator API, "direct" on a store opened here. */
+  mode: "http" | "direct";
+  close(): Promise<void>;
+}

@@ -1,0 +1,139 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readDataDirOwner } from "../../src/store/data-dir-lock.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const ZONA_BIN = join(ROOT, "bin/zona.js");
+const TOKEN = "busy-test-admin-token-0123456789";
+
+/** A real `zona` server process over an embedded database in its own folder. */
+interface Server {
+  child: ChildProcess;
+  dataDir: string;
+  url: string;
+}
+
+describe("zona while a running server holds the embedded database (PGlite admits one process)", () => {
+  let dir: string;
+  let tokenless: Server;
+  let withToken: Server;
+  const running: Server[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "zona-cli-busy-"));
+    const started = await Promise.allSettled([
+      startServer(join(dir, "tokenless")),
+      startServer(join(dir, "with-token"), { ZONA_ADMIN_TOKEN: TOKEN }),
+    ]);
+    for (const result of started) {
+      if (result.status === "fulfilled") running.push(result.value);
+      else throw result.reason;
+    }
+    [tokenless, withToken] = running as [Server, Server];
+  });
+  afterAll(async () => {
+    await Promise.all(running.map((server) => stop(server.child)));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("without an admin token: exit 1 naming the server's pid and URL and what to do", async () => {
+    const run = await zona(["accounts", "list"], { ZONA_DATA_DIR: tokenless.dataDir });
+    expect(run.stdout).toBe("");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      `zona: the embedded database in ${tokenless.dataDir} is in use by the running Zona server ` +
+        `(pid ${tokenless.child.pid}, ${tokenless.url}); set ZONA_ADMIN_TOKEN for both the server and ` +
+        "this command to go through the operator API, or stop the server\n",
+    );
+  });
+
+  it("with ZONA_ADMIN_TOKEN on both: goes through the operator API at the URL in the lock", async () => {
+    const env = { ZONA_DATA_DIR: withToken.dataDir, ZONA_ADMIN_TOKEN: TOKEN };
+    const created = await zona(["accounts", "create", "--email", "busy@example.com"], env);
+    expect(created.stderr).toBe("");
+    expect(created.code).toBe(0);
+
+    const listed = await zona(["accounts", "list"], env);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).data.map((a: { email: string }) => a.email)).toEqual([
+      "busy@example.com",
+    ]);
+
+    // The server, which still holds the database, saw the account: the command went through it.
+    const response = await fetch(`${withToken.url}/admin/v1/accounts?email=busy%40example.com`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const body = (await response.json()) as { data: Array<{ id: string }> };
+    expect(body.data[0]?.id).toBe(JSON.parse(created.stdout).id);
+    expect(readDataDirOwner(withToken.dataDir)?.pid).toBe(withToken.child.pid);
+  });
+});
+
+/** Starts `node src/main.ts` on a free loopback port and waits until its lock records the URL. */
+async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(ROOT, "src/main.ts")], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      ZONA_DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ZONA_LOG_LEVEL: "warn",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 45_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}): ${output}`);
+    const owner = readDataDirOwner(dataDir);
+    if (owner?.url && owner.pid === child.pid) {
+      return { child, dataDir, url: owner.url };
+    }
+    await sleep(100);
+  }
+  child.kill("SIGTERM");
+  throw new Error(`the server did not record its URL in time: ${output}`);
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once("exit", done));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+/** Runs bin/zona.js as its own process. */
+async function zona(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [ZONA_BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((done) => child.on("close", done));
+  return { code, stdout, stderr };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  return typeof address === "object" && address ? address.port : 0;
+}
