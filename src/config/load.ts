@@ -26,7 +26,8 @@ const ENV_FIELDS = {
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const file = configFilePath(env, cwd);
   const raw = file ? readYaml(file) : {};
-  return parseConfig(applyEnv(raw, env), file ?? "environment");
+  const { config, fromEnv } = applyEnv(raw, env);
+  return parseConfig(config, file ?? "environment", fromEnv);
 }
 
 /** Environment variables that are not configuration but the CLI and tests still read through config/. */
@@ -37,10 +38,17 @@ export function cliEnvironment(env: Env = process.env): { url?: string; adminTok
   };
 }
 
-/** Validates an already-read configuration object. */
-export function parseConfig(raw: unknown, source = "configuration"): Config {
+/**
+ * Validates an already-read configuration object. `fromEnv` maps `server` fields to the
+ * variables that set them, so that an error names the variable the operator has to fix.
+ */
+export function parseConfig(
+  raw: unknown,
+  source = "configuration",
+  fromEnv: Record<string, string> = {},
+): Config {
   const result = configSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(describeIssues(result.error.issues, source));
+  if (!result.success) throw new ConfigError(describeIssues(result.error.issues, source, fromEnv));
   return result.data;
 }
 
@@ -68,14 +76,21 @@ function readYaml(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-function applyEnv(raw: Record<string, unknown>, env: Env): Record<string, unknown> {
-  const server = { ...(isRecord(raw.server) ? raw.server : {}) };
+function applyEnv(
+  raw: Record<string, unknown>,
+  env: Env,
+): { config: Record<string, unknown>; fromEnv: Record<string, string> } {
+  // A `server` that is not a mapping is left as it is, for the schema to refuse.
+  if (raw.server !== undefined && !isRecord(raw.server)) return { config: raw, fromEnv: {} };
+  const server = { ...(raw.server ?? {}) };
+  const fromEnv: Record<string, string> = {};
   for (const [variable, field] of Object.entries(ENV_FIELDS)) {
     const value = env[variable];
     if (value === undefined || value === "") continue;
     server[field] = field === "port" ? parsePort(value) : value;
+    fromEnv[`server.${field}`] = variable;
   }
-  return { ...raw, server };
+  return { config: { ...raw, server }, fromEnv };
 }
 
 function parsePort(value: string): number {
@@ -84,13 +99,14 @@ function parsePort(value: string): number {
   return Number(value);
 }
 
-function describeIssues(issues: z.core.$ZodIssue[], source: string): string {
+function describeIssues(issues: z.core.$ZodIssue[], source: string, fromEnv: Record<string, string>): string {
   const lines = issues.map((issue) => {
     const path = issue.path
       .map((part) => (typeof part === "number" ? `[${part}]` : `.${String(part)}`))
       .join("");
     const field = path.startsWith(".") ? path.slice(1) : path || "(top level)";
-    return `  ${field}: ${issue.message}`;
+    const variable = fromEnv[field];
+    return `  ${field}${variable ? ` (set by ${variable})` : ""}: ${issue.message}`;
   });
   return `invalid configuration (${source}):\n${lines.join("\n")}`;
 }

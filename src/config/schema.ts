@@ -65,7 +65,7 @@ const machineSchema = z.strictObject({
   name: slug,
   zone: slug,
   protocol: z.enum(PROTOCOLS),
-  url: z.url({ protocol: /^https?$/ }).optional(),
+  url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
   api_key: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).default([]),
   tiers: z.array(z.enum(TIER_NAMES)).optional(),
@@ -87,8 +87,10 @@ export const configSchema = z
         port: z.number().int().min(0).max(65535).default(8080),
         host: z.string().min(1).default("0.0.0.0"),
         data_dir: z.string().min(1).default("./data"),
-        database_url: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-        redis_url: z.url({ protocol: /^rediss?$/ }).optional(),
+        database_url: z
+          .url({ protocol: /^postgres(ql)?$/, error: "must be a postgres:// or postgresql:// URL" })
+          .optional(),
+        redis_url: z.url({ protocol: /^rediss?$/, error: "must be a redis:// or rediss:// URL" }).optional(),
         admin_token: z.string().min(16, "must be at least 16 characters").optional(),
         trust_proxy: z.boolean().default(false),
         log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
