@@ -106,6 +106,7 @@ export const configSchema = z
         owned_by: z.string().min(1).default("zona"),
         zones: z.array(zoneSchema).default([]),
         fallback_zone: slug.optional(),
+        default_tier: z.enum(TIER_NAMES).default("slow"),
         trusted_networks: z.array(cidr).default([]),
       })
       .prefault({}),
@@ -123,6 +124,16 @@ export const configSchema = z
         speech_per_character: money.default(0),
         image_per_picture: money.default(0),
         video_per_second: money.default(0),
+      })
+      .prefault({}),
+    rate_limits: z
+      .strictObject({
+        redis_timeout_ms: z.number().int().positive().default(100),
+      })
+      .prefault({}),
+    billing: z
+      .strictObject({
+        reservation_timeout_seconds: z.number().int().positive().default(900),
       })
       .prefault({}),
     models: z.array(modelSchema).default([]),
