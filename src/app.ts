@@ -1,4 +1,9 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  LogController,
+} from "fastify";
 import type { Config } from "./config/schema.ts";
 import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
 import { installErrorHandling } from "./http/error-handler.ts";
@@ -25,6 +30,8 @@ export interface AppDeps {
   now?: () => Date;
   /** A logger to use instead of one built from the config (tests capture logs with it). */
   logger?: FastifyBaseLogger;
+  /** More key-API routes, registered behind the same authentication and limits (tests). */
+  keyApiPlugins?: FastifyPluginAsync[];
 }
 
 /** The composition root: one Fastify instance with every plugin and route of the service. */
@@ -49,7 +56,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate("services", services);
 
   app.get("/healthz", () => ({ status: "ok" }));
-  await app.register(keyApiRoutes, { prefix: PREFIX.key, config, services });
+  await app.register(keyApiRoutes, {
+    prefix: PREFIX.key,
+    config,
+    services,
+    plugins: deps.keyApiPlugins ?? [],
+  });
   if (config.server.admin_token) {
     const adminToken = config.server.admin_token;
     await app.register(adminRoutes, { prefix: PREFIX.admin, adminToken, operator: services.operator });

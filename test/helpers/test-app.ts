@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from "fastify";
 import { buildApp } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Config } from "../../src/config/schema.ts";
@@ -38,6 +38,8 @@ export async function startTestApp(
     logger?: FastifyBaseLogger;
     /** Adds routes before the app starts (for failures that no real route can produce). */
     extend?: (app: FastifyInstance) => void;
+    /** Routes under /v1 behind the key API's authentication and limits. */
+    keyApiPlugins?: FastifyPluginAsync[];
   } = {},
 ): Promise<TestApp> {
   const raw = options.config ?? {};
@@ -51,6 +53,7 @@ export async function startTestApp(
     store,
     ...(options.now ? { now: options.now } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.keyApiPlugins ? { keyApiPlugins: options.keyApiPlugins } : {}),
   });
   options.extend?.(app);
   await app.listen({ port: 0, host: "127.0.0.1" });
