@@ -9,6 +9,12 @@ import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
 import { installErrorHandling } from "./http/error-handler.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
+import type { CounterStore } from "./limits/counter-store.ts";
+import { createCounterStore } from "./limits/create-counter-store.ts";
+import { limitMetrics } from "./limits/limit-metrics.ts";
+import { installRouteLimiters } from "./limits/route-limiters.ts";
+import { TrustedNetworks } from "./limits/trusted-networks.ts";
+import { MetricsRegistry } from "./metrics/metrics-registry.ts";
 import { PREFIX } from "./http/surface.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
 import { keyApiRoutes } from "./routes/v1/index.ts";
@@ -19,6 +25,8 @@ declare module "fastify" {
   interface FastifyInstance {
     /** The domain services the routes use, for the composition root and tests. */
     services: Services;
+    /** The process's metrics, exposed at `GET /admin/v1/metrics`. */
+    metrics: MetricsRegistry;
   }
 }
 
@@ -32,6 +40,8 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** More key-API routes, registered behind the same authentication and limits (tests). */
   keyApiPlugins?: FastifyPluginAsync[];
+  /** Rate-limit counters to use instead of the configured ones (tests); the app closes it. */
+  counterStore?: CounterStore;
 }
 
 /** The composition root: one Fastify instance with every plugin and route of the service. */
@@ -46,25 +56,46 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.server.trust_proxy,
     return503OnClosing: true,
   });
-  const services = createServices(config, deps.store, deps.now);
+  const services = createServices(config, deps.store, deps.now, app.log);
+  // Usage of requests that ended while closing is written before the store closes.
+  app.addHook("onClose", async () => {
+    services.billing.stopSweeper();
+    await services.billing.drain();
+  });
+
+  const metrics = new MetricsRegistry();
+  const limitCounters = limitMetrics(metrics);
+  const counterStore =
+    deps.counterStore ?? (await createCounterStore(config, { log: app.log, metrics: limitCounters }));
+  app.addHook("onClose", () => counterStore.close());
+  const limits = { store: counterStore, now: deps.now ?? (() => new Date()), refused: limitCounters.refused };
 
   installRequestId(app);
   installAccessLog(app);
   installBodyParsers(app);
   installErrorHandling(app);
   app.decorateRequest("principal", null);
+  app.decorateRequest("user", null);
   app.decorate("services", services);
+  app.decorate("metrics", metrics);
+  installRouteLimiters(app, { ...limits, trusted: new TrustedNetworks(config.installation.trusted_networks) });
 
   app.get("/healthz", () => ({ status: "ok" }));
   await app.register(keyApiRoutes, {
     prefix: PREFIX.key,
     config,
     services,
+    limits,
     plugins: deps.keyApiPlugins ?? [],
   });
   if (config.server.admin_token) {
     const adminToken = config.server.admin_token;
-    await app.register(adminRoutes, { prefix: PREFIX.admin, adminToken, operator: services.operator });
+    await app.register(adminRoutes, {
+      prefix: PREFIX.admin,
+      adminToken,
+      operator: services.operator,
+      metrics,
+    });
   }
   return app;
 }

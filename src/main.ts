@@ -40,6 +40,7 @@ async function main(): Promise<void> {
   await app.listen({ port: config.server.port, host: config.server.host });
   const url = localUrl(config, app.server.address());
   store.announce(url);
+  app.services.billing.startSweeper();
   app.log.info({ url, database: store.kind }, "zona listening");
 }
 

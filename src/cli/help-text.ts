@@ -20,7 +20,7 @@ const EXIT_CODES = "Exit codes: 0 done, 1 the operation failed (message on stder
 /** `zona --help` */
 export function topHelp(groups: CommandGroup[]): string {
   return lines([
-    "zona: operate a Zona installation (accounts, API keys, credits).",
+    "zona: operate a Zona installation (accounts, API keys, credits, usage).",
     "",
     "Usage: zona <group> <command> [arguments] [options]",
     "",

@@ -49,6 +49,8 @@ export function httpOperatorClient(baseUrl: string, adminToken: string): Operato
     getCredits: (accountId) => call("GET", `/accounts/${id(accountId)}/credits`),
     setCredits: (accountId, body) => call("PUT", `/accounts/${id(accountId)}/credits`, body),
     addCredits: (accountId, body) => call("POST", `/accounts/${id(accountId)}/credits`, body),
+    listUsage: (query) => call("GET", `/usage${queryString(query)}`),
+    usageSummary: (query) => call("GET", `/usage/summary${queryString(query)}`),
   };
 }
 

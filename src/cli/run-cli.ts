@@ -10,9 +10,10 @@ import { commandHelp, groupHelp, topHelp } from "./help-text.ts";
 import { keysGroup } from "./keys-commands.ts";
 import type { OperatorConnection } from "./operator-client.ts";
 import { parseCommandLine } from "./parse-command-line.ts";
+import { usageGroup } from "./usage-commands.ts";
 
 /** Every command group of `zona`. */
-export const GROUPS: CommandGroup[] = [accountsGroup, keysGroup, creditsGroup];
+export const GROUPS: CommandGroup[] = [accountsGroup, keysGroup, creditsGroup, usageGroup];
 
 /** Exit codes of the command. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

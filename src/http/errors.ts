@@ -94,6 +94,26 @@ export function conflict(message: string, code: string, param?: string): ApiErro
   return new ApiError({ status: 409, message, code, param: param ?? null });
 }
 
+/** 402: the request's highest possible cost does not fit in what is left of the key's monthly limit. */
+export function spendingLimitReached(): ApiError {
+  return new ApiError({
+    status: 402,
+    message:
+      "This request could cost more than what is left of this key's monthly spending limit. Nothing was sent to a " +
+      "model. Lower max_tokens, wait for the next month, or ask for a higher limit.",
+    code: "spending_limit_reached",
+  });
+}
+
+/** 402: a prepaid installation and no credits left for this request. */
+export function insufficientCredits(): ApiError {
+  return new ApiError({
+    status: 402,
+    message: "There are not enough credits left on this account for this request. Add credits to continue.",
+    code: "insufficient_credits",
+  });
+}
+
 /** 401 of the operator API. */
 export function invalidAdminToken(): ApiError {
   return new ApiError({
@@ -111,4 +131,41 @@ export function payloadTooLarge(): ApiError {
 /** 500: a fault in the service; nothing internal is shown. */
 export function serverError(): ApiError {
   return new ApiError({ status: 500, message: "Server Error", shape: "message-only" });
+}
+
+/** 400: the `X-Service-Tier` header names no tier; nothing was counted. */
+export function unknownServiceTier(value: string, tiers: readonly string[]): ApiError {
+  const shown = value.length > 40 ? `${value.slice(0, 40)}...` : value;
+  return new ApiError({
+    status: 400,
+    message: `Invalid X-Service-Tier header: '${shown}'. Use one of: ${tiers.join(", ")}.`,
+    code: "invalid_value",
+    param: "X-Service-Tier",
+  });
+}
+
+/** 429 of the tier limit: the standard error object, `Retry-After` until the next clock minute. */
+export function tierRateLimitExceeded(tier: string, limit: number, retryAfterSeconds: number): ApiError {
+  return new ApiError({
+    status: 429,
+    message:
+      `Rate limit reached: the ${tier} tier allows ${limit} requests per minute for this API key. ` +
+      `Try again in ${retryAfterSeconds} seconds.`,
+    type: "rate_limit_exceeded",
+    code: "rate_limit_exceeded",
+    headers: { "Retry-After": String(retryAfterSeconds) },
+    retryable: true,
+  });
+}
+
+/** 429 of the endpoint, address and user limits: `{"message":"Too Many Attempts."}` (shape 3). */
+export function tooManyAttempts(headers: Record<string, string>): ApiError {
+  return new ApiError({
+    status: 429,
+    message: "Too Many Attempts.",
+    type: "rate_limit_exceeded",
+    shape: "message-only",
+    headers,
+    retryable: true,
+  });
 }

@@ -1,6 +1,9 @@
 import { fromMicros } from "../billing/money.ts";
 import type { AccountRow } from "../store/repositories/accounts.ts";
 import type { ApiKeyRow } from "../store/repositories/api-keys.ts";
+import type { UsageRow } from "../store/repositories/billing.ts";
+import type { Balance } from "../store/repositories/credits.ts";
+import type { UsageSummary } from "./usage.ts";
 
 /** An account as the operator API shows it. */
 export function accountView(row: AccountRow) {
@@ -39,12 +42,13 @@ export function apiKeyView(row: ApiKeyRow, now: Date) {
   };
 }
 
-/** An account's prepaid balance. */
-export function creditBalanceView(accountId: string, balanceMicros: number, currency: string) {
+/** An account's prepaid balance; `held` is the part that requests in flight may still spend. */
+export function creditBalanceView(accountId: string, balance: Balance, currency: string) {
   return {
     object: "credit_balance" as const,
     account_id: accountId,
-    balance: fromMicros(balanceMicros),
+    balance: fromMicros(balance.balanceMicros),
+    held: fromMicros(balance.heldMicros),
     currency,
   };
 }
@@ -52,4 +56,49 @@ export function creditBalanceView(accountId: string, balanceMicros: number, curr
 /** A list of items in the shape the APIs use. */
 export function listView<T>(data: T[]) {
   return { object: "list" as const, data };
+}
+
+/** One usage record as the operator API shows it. */
+export function usageRecordView(row: UsageRow) {
+  return {
+    object: "usage_record" as const,
+    request_id: row.requestId,
+    key_id: row.keyId,
+    account_id: row.accountId,
+    month: row.month,
+    endpoint: row.endpoint,
+    model: row.model,
+    units: row.units,
+    cost: fromMicros(row.costMicros),
+    zone: row.zone,
+    machine: row.machine,
+    outcome: row.outcome,
+    duration_ms: row.durationMs,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+/** A month's usage of an account or a key. */
+export function usageSummaryView(summary: UsageSummary, currency: string) {
+  return {
+    object: "usage_summary" as const,
+    month: summary.month,
+    account_id: summary.accountId,
+    key_id: summary.keyId,
+    currency,
+    requests: summary.groups.reduce((sum, group) => sum + group.requests, 0),
+    cost: fromMicros(summary.groups.reduce((sum, group) => sum + group.costMicros, 0)),
+    by_endpoint: summary.groups.map((group) => ({
+      endpoint: group.endpoint,
+      model: group.model,
+      requests: group.requests,
+      cost: fromMicros(group.costMicros),
+    })),
+    key_spend: summary.keySpend && {
+      spent: fromMicros(summary.keySpend.spentMicros),
+      reserved: fromMicros(summary.keySpend.reservedMicros),
+      monthly_limit:
+        summary.keySpend.monthlyLimitMicros === null ? null : fromMicros(summary.keySpend.monthlyLimitMicros),
+    },
+  };
 }

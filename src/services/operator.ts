@@ -11,7 +11,15 @@ import {
 import type { AccountsService } from "./accounts.ts";
 import type { ApiKeysService } from "./api-keys.ts";
 import type { CreditsService } from "./credits.ts";
-import { accountView, apiKeyView, creditBalanceView, listView } from "./operator-views.ts";
+import {
+  accountView,
+  apiKeyView,
+  creditBalanceView,
+  listView,
+  usageRecordView,
+  usageSummaryView,
+} from "./operator-views.ts";
+import type { UsageService } from "./usage.ts";
 
 /**
  * What an operator can do, taking the fields of a request and returning what the operator API
@@ -22,6 +30,7 @@ export class Operator {
   private readonly accounts: AccountsService;
   private readonly keys: ApiKeysService;
   private readonly credits: CreditsService;
+  private readonly usage: UsageService;
   private readonly currency: string;
   private readonly now: () => Date;
 
@@ -29,12 +38,14 @@ export class Operator {
     accounts: AccountsService;
     keys: ApiKeysService;
     credits: CreditsService;
+    usage: UsageService;
     currency: string;
     now?: () => Date;
   }) {
     this.accounts = deps.accounts;
     this.keys = deps.keys;
     this.credits = deps.credits;
+    this.usage = deps.usage;
     this.currency = deps.currency;
     this.now = deps.now ?? (() => new Date());
   }
@@ -123,6 +134,30 @@ export class Operator {
     const next = await this.credits.add(accountId, amount, note(fields));
     return creditBalanceView(accountId, next, this.currency);
   }
+
+  /** Usage records, newest first, of an account, a key, a month, or all. */
+  async listUsage(query: unknown) {
+    const fields = asFields(query);
+    const rows = await this.usage.list(usageFilter(fields), page(fields));
+    return listView(rows.map(usageRecordView));
+  }
+
+  /** What an account or a key used and spent in a month (the current one by default). */
+  async usageSummary(query: unknown) {
+    const summary = await this.usage.summary(usageFilter(asFields(query)));
+    return usageSummaryView(summary, this.currency);
+  }
+}
+
+function usageFilter(fields: Fields) {
+  const accountId = stringField(fields, "account_id");
+  const keyId = stringField(fields, "key_id");
+  const month = stringField(fields, "month");
+  return {
+    ...(accountId !== undefined ? { accountId } : {}),
+    ...(keyId !== undefined ? { keyId } : {}),
+    ...(month !== undefined ? { month } : {}),
+  };
 }
 
 function page(fields: Fields): { limit: number; offset: number } {

@@ -1,5 +1,17 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, index, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 // Money is stored in micro-units (1e-6 of a CHF or of a credit) as integers: no float drift.
 
@@ -48,6 +60,8 @@ export const creditBalances = pgTable("credit_balances", {
     .primaryKey()
     .references(() => accounts.id, { onDelete: "cascade" }),
   balanceMicros: bigint("balance_micros", { mode: "number" }).notNull().default(0),
+  /** Held by requests in flight; what may still be spent is balance - held. */
+  heldMicros: bigint("held_micros", { mode: "number" }).notNull().default(0),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
@@ -66,4 +80,63 @@ export const creditLedger = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("credit_ledger_account_idx").on(t.accountId, t.createdAt)],
+);
+
+/** What a key spent and holds in one calendar month (UTC), checked against its monthly limit. */
+export const keyMonthSpend = pgTable(
+  "key_month_spend",
+  {
+    keyId: uuid("key_id")
+      .notNull()
+      .references(() => apiKeys.id, { onDelete: "cascade" }),
+    month: text("month").notNull(),
+    spentMicros: bigint("spent_micros", { mode: "number" }).notNull().default(0),
+    reservedMicros: bigint("reserved_micros", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.keyId, t.month] })],
+);
+
+/** The highest possible cost of a request in flight, held until it is settled or released. */
+export const reservations = pgTable(
+  "reservations",
+  {
+    requestId: text("request_id").primaryKey(),
+    keyId: uuid("key_id").notNull(),
+    accountId: uuid("account_id").notNull(),
+    month: text("month").notNull(),
+    amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
+    /** Whether credits were held too (prepaid installation). */
+    prepaid: boolean("prepaid").notNull(),
+    endpoint: text("endpoint").notNull(),
+    model: text("model"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("reservations_expires_idx").on(t.expiresAt)],
+);
+
+/** One row per billed request, keyed by its request id. */
+export const usageRecords = pgTable(
+  "usage_records",
+  {
+    requestId: text("request_id").primaryKey(),
+    keyId: uuid("key_id").notNull(),
+    accountId: uuid("account_id").notNull(),
+    month: text("month").notNull(),
+    endpoint: text("endpoint").notNull(),
+    model: text("model"),
+    /** What was measured: tokens, seconds, characters, pictures. */
+    units: jsonb("units").$type<Record<string, number>>().notNull(),
+    costMicros: bigint("cost_micros", { mode: "number" }).notNull(),
+    zone: text("zone"),
+    machine: text("machine"),
+    /** ok, partial (stream cut), failed, refused, expired. */
+    outcome: text("outcome").notNull(),
+    durationMs: integer("duration_ms"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index("usage_account_month_idx").on(t.accountId, t.month, t.createdAt),
+    index("usage_key_month_idx").on(t.keyId, t.month, t.createdAt),
+  ],
 );

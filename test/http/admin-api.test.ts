@@ -159,6 +159,7 @@ describe.each(STORE_KINDS)("Operator API round trips (%s)", (store) => {
       object: "credit_balance",
       account_id: account.body.id,
       balance: 0,
+      held: 0,
       currency: "credits",
     });
     expect((await t.admin("PUT", path, { balance: 10.25 })).body.balance).toBe(10.25);

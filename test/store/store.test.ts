@@ -70,13 +70,13 @@ describe.each(STORE_KINDS)("Storage repositories (%s)", (kind) => {
     await Promise.all(
       Array.from({ length: 40 }, (_, i) => repo.add(id, i % 2 === 0 ? 3_000_000 : 1_000_000, null)),
     );
-    expect(await repo.balance(id)).toBe(80_000_000);
+    expect((await repo.balance(id)).balanceMicros).toBe(80_000_000);
     const ledger = await repo.ledger(id, 100);
     expect(ledger).toHaveLength(40);
     expect(ledger.reduce((sum, entry) => sum + entry.amountMicros, 0)).toBe(80_000_000);
     expect(await repo.add(id, -80_000_001, null)).toBeUndefined();
-    expect(await repo.set(id, 5, "reset")).toBe(5);
-    expect(await repo.balance(id)).toBe(5);
+    expect(await repo.set(id, 5, "reset")).toEqual({ balanceMicros: 5, heldMicros: 0 });
+    expect(await repo.balance(id)).toEqual({ balanceMicros: 5, heldMicros: 0 });
   });
 });
 

@@ -5,6 +5,12 @@ import { creditBalances, creditLedger } from "../schema.ts";
 /** One entry of an account's credit history. */
 export type LedgerRow = typeof creditLedger.$inferSelect;
 
+/** A prepaid balance and the part of it held by requests in flight, in micro-units. */
+export interface Balance {
+  balanceMicros: number;
+  heldMicros: number;
+}
+
 /** Prepaid balances and their ledger; every change writes both in one transaction. */
 export class CreditsRepository {
   private readonly db: Database;
@@ -12,33 +18,25 @@ export class CreditsRepository {
     this.db = db;
   }
 
-  async balance(accountId: string): Promise<number> {
+  async balance(accountId: string): Promise<Balance> {
     const rows = await this.db
-      .select({ balance: creditBalances.balanceMicros })
+      .select({ balanceMicros: creditBalances.balanceMicros, heldMicros: creditBalances.heldMicros })
       .from(creditBalances)
       .where(eq(creditBalances.accountId, accountId));
-    return rows[0]?.balance ?? 0;
-  }
-
-  /** Sets the balance to an amount; returns the new balance. */
-  async set(accountId: string, balanceMicros: number, note: string | null): Promise<number> {
-    return this.change(accountId, note, "set", (current) => balanceMicros - current);
+    return rows[0] ?? { balanceMicros: 0, heldMicros: 0 };
   }
 
   /**
-   * Adds an amount (negative to take away); returns the new balance, or undefined when the
-   * balance would go below zero.
+   * Sets the balance; returns the new one, or undefined when it would be below what requests in
+   * flight hold (they could not be paid).
    */
-  async add(accountId: string, amountMicros: number, note: string | null): Promise<number | undefined> {
-    try {
-      return await this.change(accountId, note, "add", (current) => {
-        if (current + amountMicros < 0) throw new BelowZero();
-        return amountMicros;
-      });
-    } catch (error) {
-      if (error instanceof BelowZero) return undefined;
-      throw error;
-    }
+  async set(accountId: string, balanceMicros: number, note: string | null): Promise<Balance | undefined> {
+    return this.change(accountId, note, "set", (current) => balanceMicros - current);
+  }
+
+  /** Adds an amount (negative to take away); undefined when the balance would go below zero or below what is held. */
+  async add(accountId: string, amountMicros: number, note: string | null): Promise<Balance | undefined> {
+    return this.change(accountId, note, "add", () => amountMicros);
   }
 
   async ledger(accountId: string, limit: number): Promise<LedgerRow[]> {
@@ -55,18 +53,19 @@ export class CreditsRepository {
     note: string | null,
     kind: string,
     delta: (currentMicros: number) => number,
-  ): Promise<number> {
+  ): Promise<Balance | undefined> {
     return this.db.transaction(async (tx) => {
       await tx.insert(creditBalances).values({ accountId, balanceMicros: 0 }).onConflictDoNothing();
       // FOR UPDATE serialises concurrent changes of one balance.
       const locked = await tx
-        .select({ balance: creditBalances.balanceMicros })
+        .select({ balanceMicros: creditBalances.balanceMicros, heldMicros: creditBalances.heldMicros })
         .from(creditBalances)
         .where(eq(creditBalances.accountId, accountId))
         .for("update");
-      const current = locked[0]?.balance ?? 0;
-      const amount = delta(current);
-      const next = current + amount;
+      const current = locked[0] ?? { balanceMicros: 0, heldMicros: 0 };
+      const amount = delta(current.balanceMicros);
+      const next = current.balanceMicros + amount;
+      if (next < Math.max(0, current.heldMicros)) return undefined;
       await tx
         .update(creditBalances)
         .set({ balanceMicros: next, updatedAt: sql`now()` })
@@ -74,9 +73,7 @@ export class CreditsRepository {
       await tx
         .insert(creditLedger)
         .values({ accountId, kind, amountMicros: amount, balanceAfterMicros: next, note });
-      return next;
+      return { balanceMicros: next, heldMicros: current.heldMicros };
     });
   }
 }
-
-class BelowZero extends Error {}

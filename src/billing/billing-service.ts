@@ -1,0 +1,180 @@
+import type { FastifyBaseLogger } from "fastify";
+import { insufficientCredits, spendingLimitReached } from "../http/errors.ts";
+import type { KeyPrincipal } from "../services/api-keys.ts";
+import type { BillingRepository, SettleFacts } from "../store/repositories/billing.ts";
+import { monthOf } from "./month.ts";
+import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
+
+/** What an endpoint says about a request before it runs. */
+export interface Charge {
+  requestId: string;
+  principal: KeyPrincipal;
+  /** The endpoint as recorded in usage, e.g. `chat.completions`. */
+  endpoint: string;
+  model: string | null;
+  /** The most the request can cost; reserved before anything is sent to an engine. */
+  maxCostMicros: number;
+  /** How long the request may hold the money before a sweep gives it back (long jobs ask for more). */
+  holdSeconds?: number;
+}
+
+const SETTLE_ATTEMPTS = 3;
+// How long a shutdown waits for requests that hold money to settle; past it, the sweep takes over.
+const DRAIN_WAIT_MS = 10_000;
+const SWEEP_EVERY_MS = 60_000;
+
+/**
+ * The one way endpoints pay: reserve the highest possible cost (402 when it does not fit), run,
+ * then settle to the real cost or release. Settlements in flight are tracked so that a graceful
+ * shutdown waits for them; reservations whose process died are given back by a periodic sweep.
+ */
+export class BillingService {
+  private readonly repo: BillingRepository;
+  private readonly prepaid: boolean;
+  private readonly holdSeconds: number;
+  private readonly now: () => Date;
+  private readonly log: FastifyBaseLogger | undefined;
+  /** Reservations not yet settled or released. */
+  private readonly open = new Set<string>();
+  private readonly pending = new Set<Promise<void>>();
+  private onAllClosed: (() => void) | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(deps: {
+    repo: BillingRepository;
+    prepaid: boolean;
+    holdSeconds: number;
+    now?: () => Date;
+    log?: FastifyBaseLogger;
+  }) {
+    this.repo = deps.repo;
+    this.prepaid = deps.prepaid;
+    this.holdSeconds = deps.holdSeconds;
+    this.now = deps.now ?? (() => new Date());
+    this.log = deps.log;
+  }
+
+  /** Holds the highest possible cost, or throws the spec's 402. */
+  async reserve(charge: Charge): Promise<Reservation> {
+    const now = this.now();
+    const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
+    const refusal = await this.repo.reserve(
+      {
+        requestId: charge.requestId,
+        keyId: charge.principal.keyId,
+        accountId: charge.principal.accountId,
+        month: monthOf(now),
+        amountMicros: amount,
+        prepaid: this.prepaid,
+        endpoint: charge.endpoint,
+        model: charge.model,
+        expiresAt: new Date(now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000),
+      },
+      charge.principal.monthlyLimitMicros,
+    );
+    if (refusal === "spending_limit_reached") throw spendingLimitReached();
+    if (refusal === "insufficient_credits") throw insufficientCredits();
+    this.open.add(charge.requestId);
+    return new Reservation(charge.requestId, amount, { close: (id, facts) => this.close(id, facts) });
+  }
+
+  /** Reserve, run, then settle with what `run` measured; a failure releases everything and is rethrown. */
+  async charge<T>(
+    charge: Charge,
+    run: (reservation: Reservation) => Promise<{ result: T; measured: Measured }>,
+    onFailure: NotBilled = { outcome: "failed" },
+  ): Promise<T> {
+    const reservation = await this.reserve(charge);
+    let outcome: { result: T; measured: Measured };
+    try {
+      outcome = await run(reservation);
+    } catch (error) {
+      await reservation.release(onFailure);
+      throw error;
+    }
+    await reservation.settle(outcome.measured);
+    return outcome.result;
+  }
+
+  /**
+   * Waits until every open reservation is settled or released and written (graceful shutdown).
+   * A response's `close` event comes a tick after its connection closed, so even once the server
+   * has closed, a cut stream may still be about to settle: it is waited for, not assumed done.
+   */
+  async drain(): Promise<void> {
+    if (this.open.size > 0) {
+      const allClosed = new Promise<void>((resolve) => {
+        this.onAllClosed = resolve;
+      });
+      const timeout = new Promise<void>((resolve) => setTimeout(resolve, DRAIN_WAIT_MS).unref());
+      await Promise.race([allClosed, timeout]);
+      if (this.open.size > 0) {
+        this.log?.warn(
+          { open: this.open.size },
+          "requests still hold money at shutdown; the sweep will release it",
+        );
+      }
+    }
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Starts giving back reservations left by processes that died. */
+  startSweeper(): void {
+    if (this.sweeper) return;
+    void this.sweep();
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  stopSweeper(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  /** Releases expired reservations; returns how many. Safe on many instances at once. */
+  async sweep(): Promise<number> {
+    let released = 0;
+    try {
+      for (const requestId of await this.repo.expired(this.now(), 500)) {
+        const facts = {
+          costMicros: 0,
+          units: {},
+          outcome: "expired",
+          zone: null,
+          machine: null,
+          durationMs: null,
+        };
+        if (await this.repo.settle(requestId, facts)) released += 1;
+      }
+      if (released > 0) this.log?.warn({ released }, "released reservations whose requests never finished");
+    } catch (error) {
+      this.log?.error({ err: error }, "reservation sweep failed");
+    }
+    return released;
+  }
+
+  private close(requestId: string, facts: SettleFacts): Promise<void> {
+    const done = this.closeWithRetry(requestId, facts).finally(() => this.pending.delete(done));
+    this.pending.add(done);
+    this.open.delete(requestId);
+    if (this.open.size === 0) this.onAllClosed?.();
+    return done;
+  }
+
+  // A transient database failure must not leave money held; if every attempt fails, the sweep
+  // gives the reservation back later (the request is then not charged).
+  private async closeWithRetry(requestId: string, facts: SettleFacts): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.repo.settle(requestId, facts);
+        return;
+      } catch (error) {
+        if (attempt >= SETTLE_ATTEMPTS) {
+          this.log?.error({ err: error, request_id: requestId }, "could not settle a reservation");
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import type { SettleFacts } from "../store/repositories/billing.ts";
+
+/** What a finished request measured. */
+export interface Measured {
+  costMicros: number;
+  units: Record<string, number>;
+  /** `ok`, or `partial` for a stream the client cut. */
+  outcome?: "ok" | "partial";
+  zone?: string | null;
+  machine?: string | null;
+}
+
+/** Why a request was not billed. */
+export interface NotBilled {
+  outcome: "failed" | "refused";
+  units?: Record<string, number>;
+  zone?: string | null;
+  machine?: string | null;
+}
+
+/** Closes reservations; the billing service's side of a Reservation. */
+export interface ReservationCloser {
+  close(requestId: string, facts: SettleFacts): Promise<void>;
+}
+
+/**
+ * The money held for one request. Exactly one of settle or release takes effect, once; calling
+ * either again (a client disconnect racing the end of a stream) changes nothing.
+ */
+export class Reservation {
+  readonly requestId: string;
+  readonly amountMicros: number;
+  private readonly closer: ReservationCloser;
+  private readonly startedAt: number;
+  private closing: Promise<void> | undefined;
+
+  constructor(requestId: string, amountMicros: number, closer: ReservationCloser) {
+    this.requestId = requestId;
+    this.amountMicros = amountMicros;
+    this.closer = closer;
+    this.startedAt = Date.now();
+  }
+
+  /** Whether settle or release was called. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /** Charges the real cost (never more than was reserved) and writes the usage record. */
+  settle(measured: Measured): Promise<void> {
+    this.closing ??= this.closer.close(this.requestId, {
+      costMicros: measured.costMicros,
+      units: measured.units,
+      outcome: measured.outcome ?? "ok",
+      zone: measured.zone ?? null,
+      machine: measured.machine ?? null,
+      durationMs: Date.now() - this.startedAt,
+    });
+    return this.closing;
+  }
+
+  /** Gives everything back (failure, refusal, 502) and records the request at no cost. */
+  release(reason: NotBilled): Promise<void> {
+    this.closing ??= this.closer.close(this.requestId, {
+      costMicros: 0,
+      units: reason.units ?? {},
+      outcome: reason.outcome,
+      zone: reason.zone ?? null,
+      machine: reason.machine ?? null,
+      durationMs: Date.now() - this.startedAt,
+    });
+    return this.closing;
+  }
+}

@@ -1,0 +1,64 @@
+import { isMonth, monthOf } from "../billing/month.ts";
+import { invalidRequest } from "../http/errors.ts";
+import type { UsageRow } from "../store/repositories/billing.ts";
+import type { UsageFilter, UsageGroup, UsageRepository } from "../store/repositories/usage.ts";
+import type { AccountsService } from "./accounts.ts";
+import type { ApiKeysService } from "./api-keys.ts";
+
+/** A month's usage of an account or a key. */
+export interface UsageSummary {
+  month: string;
+  accountId: string | null;
+  keyId: string | null;
+  groups: UsageGroup[];
+  /** For a key: what it spent and holds this month, and its limit. */
+  keySpend: { spentMicros: number; reservedMicros: number; monthlyLimitMicros: number | null } | null;
+}
+
+/** Usage records as operators read them: per key, per account, per month. */
+export class UsageService {
+  private readonly repo: UsageRepository;
+  private readonly accounts: AccountsService;
+  private readonly keys: ApiKeysService;
+  private readonly now: () => Date;
+
+  constructor(deps: {
+    repo: UsageRepository;
+    accounts: AccountsService;
+    keys: ApiKeysService;
+    now: () => Date;
+  }) {
+    this.repo = deps.repo;
+    this.accounts = deps.accounts;
+    this.keys = deps.keys;
+    this.now = deps.now;
+  }
+
+  async list(filter: UsageFilter, page: { limit: number; offset: number }): Promise<UsageRow[]> {
+    await this.check(filter);
+    return this.repo.list(filter, page);
+  }
+
+  async summary(filter: UsageFilter): Promise<UsageSummary> {
+    await this.check(filter);
+    const month = filter.month ?? monthOf(this.now());
+    const groups = await this.repo.groups({ ...filter, month });
+    let keySpend: UsageSummary["keySpend"] = null;
+    if (filter.keyId) {
+      const key = await this.keys.get(filter.keyId);
+      keySpend = {
+        ...(await this.repo.keySpend(filter.keyId, month)),
+        monthlyLimitMicros: key.monthlyLimitMicros,
+      };
+    }
+    return { month, accountId: filter.accountId ?? null, keyId: filter.keyId ?? null, groups, keySpend };
+  }
+
+  private async check(filter: UsageFilter): Promise<void> {
+    if (filter.month !== undefined && !isMonth(filter.month)) {
+      throw invalidRequest("'month' must be a month as YYYY-MM, such as 2026-11.", { param: "month" });
+    }
+    if (filter.accountId !== undefined) await this.accounts.get(filter.accountId);
+    if (filter.keyId !== undefined) await this.keys.get(filter.keyId);
+  }
+}

@@ -1,0 +1,156 @@
+import { and, eq, lt, sql } from "drizzle-orm";
+import type { Database } from "../database.ts";
+import { creditBalances, creditLedger, keyMonthSpend, reservations, usageRecords } from "../schema.ts";
+
+/** A reservation as stored. */
+export type ReservationRow = typeof reservations.$inferSelect;
+/** A usage record as stored. */
+export type UsageRow = typeof usageRecords.$inferSelect;
+
+/** Why a reservation was refused. */
+export type ReserveRefusal = "spending_limit_reached" | "insufficient_credits";
+
+/** What settling writes besides the money: the usage record's measured facts. */
+export interface SettleFacts {
+  costMicros: number;
+  units: Record<string, number>;
+  outcome: string;
+  zone: string | null;
+  machine: string | null;
+  durationMs: number | null;
+}
+
+/**
+ * The money moves of a request, each one atomic: reserve the highest possible cost against the
+ * key's monthly limit and the account's credits; settle to the real cost or release it, once.
+ */
+export class BillingRepository {
+  private readonly db: Database;
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /**
+   * Holds `amountMicros` for a request, or says why not. Each check is a conditional UPDATE, which
+   * PostgreSQL serialises on the row: concurrent requests cannot both take the last room.
+   */
+  async reserve(
+    row: typeof reservations.$inferInsert,
+    monthlyLimitMicros: number | null,
+  ): Promise<ReserveRefusal | undefined> {
+    try {
+      await this.db.transaction(async (tx) => {
+        const amount = row.amountMicros;
+        await tx.insert(keyMonthSpend).values({ keyId: row.keyId, month: row.month }).onConflictDoNothing();
+        const limit =
+          monthlyLimitMicros === null
+            ? sql`TRUE`
+            : sql`${keyMonthSpend.spentMicros} + ${keyMonthSpend.reservedMicros} + ${amount} <= ${monthlyLimitMicros}`;
+        const spend = await tx
+          .update(keyMonthSpend)
+          .set({ reservedMicros: sql`${keyMonthSpend.reservedMicros} + ${amount}` })
+          .where(and(eq(keyMonthSpend.keyId, row.keyId), eq(keyMonthSpend.month, row.month), limit))
+          .returning({ keyId: keyMonthSpend.keyId });
+        if (spend.length === 0) throw new Refused("spending_limit_reached");
+        if (row.prepaid) {
+          // "No credits left" refuses even a request that would cost nothing.
+          const needed = Math.max(amount, 1);
+          const held = await tx
+            .update(creditBalances)
+            .set({ heldMicros: sql`${creditBalances.heldMicros} + ${amount}` })
+            .where(
+              and(
+                eq(creditBalances.accountId, row.accountId),
+                sql`${creditBalances.balanceMicros} - ${creditBalances.heldMicros} >= ${needed}`,
+              ),
+            )
+            .returning({ accountId: creditBalances.accountId });
+          if (held.length === 0) throw new Refused("insufficient_credits");
+        }
+        await tx.insert(reservations).values(row);
+      });
+      return undefined;
+    } catch (error) {
+      if (error instanceof Refused) return error.reason;
+      throw error;
+    }
+  }
+
+  /**
+   * Closes a reservation: the real cost (at most what was reserved) is spent, the rest given back,
+   * and the usage record written. Returns the record, or undefined when the reservation was closed
+   * already (settling twice changes nothing).
+   */
+  async settle(requestId: string, facts: SettleFacts): Promise<UsageRow | undefined> {
+    return this.db.transaction(async (tx) => {
+      const taken = await tx.delete(reservations).where(eq(reservations.requestId, requestId)).returning();
+      const reservation = taken[0];
+      if (!reservation) return undefined;
+      const cost = Math.max(0, Math.min(facts.costMicros, reservation.amountMicros));
+      await tx
+        .update(keyMonthSpend)
+        .set({
+          reservedMicros: sql`${keyMonthSpend.reservedMicros} - ${reservation.amountMicros}`,
+          spentMicros: sql`${keyMonthSpend.spentMicros} + ${cost}`,
+        })
+        .where(and(eq(keyMonthSpend.keyId, reservation.keyId), eq(keyMonthSpend.month, reservation.month)));
+      if (reservation.prepaid) {
+        const balances = await tx
+          .update(creditBalances)
+          .set({
+            heldMicros: sql`${creditBalances.heldMicros} - ${reservation.amountMicros}`,
+            balanceMicros: sql`${creditBalances.balanceMicros} - ${cost}`,
+            updatedAt: sql`now()`,
+          })
+          .where(eq(creditBalances.accountId, reservation.accountId))
+          .returning({ balanceMicros: creditBalances.balanceMicros });
+        if (cost > 0) {
+          await tx.insert(creditLedger).values({
+            accountId: reservation.accountId,
+            kind: "usage",
+            amountMicros: -cost,
+            balanceAfterMicros: balances[0]?.balanceMicros ?? 0,
+            note: requestId,
+          });
+        }
+      }
+      const records = await tx
+        .insert(usageRecords)
+        .values({
+          requestId,
+          keyId: reservation.keyId,
+          accountId: reservation.accountId,
+          month: reservation.month,
+          endpoint: reservation.endpoint,
+          model: reservation.model,
+          units: facts.units,
+          costMicros: cost,
+          zone: facts.zone,
+          machine: facts.machine,
+          outcome: facts.outcome,
+          durationMs: facts.durationMs,
+        })
+        .onConflictDoNothing()
+        .returning();
+      return records[0];
+    });
+  }
+
+  /** Request ids of reservations that outlived their expiry (their process died). */
+  async expired(now: Date, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .select({ requestId: reservations.requestId })
+      .from(reservations)
+      .where(lt(reservations.expiresAt, now))
+      .limit(limit);
+    return rows.map((row) => row.requestId);
+  }
+}
+
+class Refused extends Error {
+  readonly reason: ReserveRefusal;
+  constructor(reason: ReserveRefusal) {
+    super(reason);
+    this.reason = reason;
+  }
+}
