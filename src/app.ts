@@ -9,13 +9,13 @@ import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
 import { installErrorHandling } from "./http/error-handler.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
+import { PREFIX } from "./http/surface.ts";
 import type { CounterStore } from "./limits/counter-store.ts";
 import { createCounterStore } from "./limits/create-counter-store.ts";
 import { limitMetrics } from "./limits/limit-metrics.ts";
 import { installRouteLimiters } from "./limits/route-limiters.ts";
 import { TrustedNetworks } from "./limits/trusted-networks.ts";
 import { MetricsRegistry } from "./metrics/metrics-registry.ts";
-import { PREFIX } from "./http/surface.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
 import { keyApiRoutes } from "./routes/v1/index.ts";
 import { createServices, type Services } from "./services/create-services.ts";
@@ -78,7 +78,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest("user", null);
   app.decorate("services", services);
   app.decorate("metrics", metrics);
-  installRouteLimiters(app, { ...limits, trusted: new TrustedNetworks(config.installation.trusted_networks) });
+  installRouteLimiters(app, {
+    ...limits,
+    trusted: new TrustedNetworks(config.installation.trusted_networks),
+  });
 
   app.get("/healthz", () => ({ status: "ok" }));
   await app.register(keyApiRoutes, {

@@ -145,6 +145,7 @@ export class UpstreamError extends Error {
     super(message);
     this.kind = kind;
     this.status = status;
-    this.retryable = kind !== "aborted" && (kind !== "status" || status === undefined || status >= 500 || status === 429);
+    this.retryable =
+      kind !== "aborted" && (kind !== "status" || status === undefined || status >= 500 || status === 429);
   }
 }

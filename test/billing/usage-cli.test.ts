@@ -47,9 +47,15 @@ describe("Operators read usage with the zona command (usage list, usage summary)
     }
     const list = await zona(["usage", "list", "--account", "usage-cli@example.com"]);
     expect(list.code).toBe(0);
-    expect((list.json as { data: Array<{ cost: number }> }).data.map((r) => r.cost).sort()).toEqual([0.5, 1.25]);
+    expect((list.json as { data: Array<{ cost: number }> }).data.map((r) => r.cost).sort()).toEqual([
+      0.5, 1.25,
+    ]);
     const summary = await zona(["usage", "summary", "--key", keyId]);
-    expect(summary.json).toMatchObject({ requests: 2, cost: 1.75, key_spend: { spent: 1.75, monthly_limit: 5 } });
+    expect(summary.json).toMatchObject({
+      requests: 2,
+      cost: 1.75,
+      key_spend: { spent: 1.75, monthly_limit: 5 },
+    });
     const bad = await zona(["usage", "summary", "--month", "November"]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/month/);

@@ -192,6 +192,7 @@ describe("zona in direct mode (no server: the command opens the embedded databas
       object: "credit_balance",
       account_id: accountId,
       balance: 20,
+      held: 0,
       currency: "CHF",
     });
     expect((await zona(["credits", "add", accountId, "-2.5"])).json.balance).toBe(17.5);
@@ -201,7 +202,7 @@ describe("zona in direct mode (no server: the command opens the embedded databas
     const below = await zona(["credits", "add", accountId, "-100"]);
     expect(below.code).toBe(1);
     expect(below.stderr).toBe(
-      "zona: Taking this amount away would leave the balance below zero. (balance_below_zero)\n",
+      "zona: This would leave the balance below zero, or below what requests in flight hold of it. (balance_below_zero)\n",
     );
   });
 

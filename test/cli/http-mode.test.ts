@@ -102,6 +102,7 @@ describe("zona in HTTP mode (ZONA_URL / --url: through the operator API of a run
       object: "credit_balance",
       account_id: id,
       balance: 6,
+      held: 0,
       currency: "CHF",
     });
   });

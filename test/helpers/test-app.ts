@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from "fas
 import { buildApp } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Config } from "../../src/config/schema.ts";
+import type { CounterStore } from "../../src/limits/counter-store.ts";
 import type { Store } from "../../src/store/database.ts";
 import { openTestStore } from "./test-store.ts";
 
@@ -33,13 +34,16 @@ let counter = 0;
 export async function startTestApp(
   options: {
     config?: Record<string, unknown>;
-    store?: "pglite" | "postgres";
+    /** A fresh store of this kind, or a store shared with other apps (not closed by this one). */
+    store?: "pglite" | "postgres" | Store;
     now?: () => Date;
     logger?: FastifyBaseLogger;
     /** Adds routes before the app starts (for failures that no real route can produce). */
     extend?: (app: FastifyInstance) => void;
     /** Routes under /v1 behind the key API's authentication and limits. */
     keyApiPlugins?: FastifyPluginAsync[];
+    /** Rate-limit counters instead of the configured ones; the app closes them. */
+    counterStore?: CounterStore;
   } = {},
 ): Promise<TestApp> {
   const raw = options.config ?? {};
@@ -47,13 +51,15 @@ export async function startTestApp(
     ...raw,
     server: { log_level: "silent", admin_token: ADMIN_TOKEN, ...((raw.server as object) ?? {}) },
   });
-  const store = await openTestStore(options.store);
+  const shared = typeof options.store === "object";
+  const store = typeof options.store === "object" ? options.store : await openTestStore(options.store);
   const app = await buildApp({
     config,
     store,
     ...(options.now ? { now: options.now } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.keyApiPlugins ? { keyApiPlugins: options.keyApiPlugins } : {}),
+    ...(options.counterStore ? { counterStore: options.counterStore } : {}),
   });
   options.extend?.(app);
   await app.listen({ port: 0, host: "127.0.0.1" });
@@ -92,7 +98,7 @@ export async function startTestApp(
     newKey,
     async close() {
       await app.close();
-      await store.close();
+      if (!shared) await store.close();
     },
   };
 }

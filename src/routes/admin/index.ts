@@ -1,16 +1,22 @@
 import type { FastifyInstance } from "fastify";
+import type { MetricsRegistry } from "../../metrics/metrics-registry.ts";
 import type { Operator } from "../../services/operator.ts";
 import { adminAccountRoutes } from "./accounts.ts";
 import { installAdminAuth } from "./admin-auth.ts";
 import { adminCreditRoutes } from "./credits.ts";
 import { adminKeyRoutes } from "./keys.ts";
+import { adminMetricsRoutes } from "./metrics.ts";
 import { adminUsageRoutes } from "./usage.ts";
 
 /** The operator API under `/admin/v1`, registered only when an admin token is configured. */
-export async function adminRoutes(app: FastifyInstance, options: { adminToken: string; operator: Operator }) {
+export async function adminRoutes(
+  app: FastifyInstance,
+  options: { adminToken: string; operator: Operator; metrics: MetricsRegistry },
+) {
   installAdminAuth(app, options.adminToken);
   await app.register(adminAccountRoutes, { operator: options.operator });
   await app.register(adminKeyRoutes, { operator: options.operator });
   await app.register(adminCreditRoutes, { operator: options.operator });
+  await app.register(adminMetricsRoutes, { metrics: options.metrics });
   await app.register(adminUsageRoutes, { operator: options.operator });
 }

@@ -1,0 +1,58 @@
+import type { FastifyInstance } from "fastify";
+import type { Config, TierName } from "../config/schema.ts";
+import { tierRateLimitExceeded } from "../http/errors.ts";
+import type { CounterSpec } from "./counter-store.ts";
+import { remainingHeaders, routeLimitReached, secondsUntil } from "./limit-headers.ts";
+import { LIMIT_WINDOW_MS, type LimiterDeps } from "./route-limits.ts";
+import { serviceTierOf } from "./service-tier.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The tier of a key-API request (`X-Service-Tier` or the installation's default). */
+    serviceTier: TierName | null;
+  }
+}
+
+/**
+ * The two limits of every key-API request, both per API key, taken in one atomic step right after
+ * the key is checked (so a request without a valid key counts toward none, and a refused one is
+ * refused before its body is read): the tier limit (clock minute, limit of the request's own tier)
+ * and, when the route declares one, its endpoint limit (window from the first request). A request
+ * stopped by either counts toward neither; when both are reached the tier limit answers.
+ */
+export function installKeyLimits(
+  app: FastifyInstance,
+  deps: LimiterDeps & { tiers: Config["tiers"]; defaultTier: TierName },
+): void {
+  app.decorateRequest("serviceTier", null);
+  app.addHook("onRequest", async (request, reply) => {
+    const keyId = request.principal?.keyId;
+    if (keyId === undefined) return;
+    const tier = serviceTierOf(request.headers["x-service-tier"], deps.defaultTier);
+    request.serviceTier = tier;
+    const tierLimit = deps.tiers[tier].requests_per_minute;
+    const endpoint = request.routeOptions.config.endpointLimit;
+    const counters: CounterSpec[] = [
+      { key: `tier:${keyId}`, limit: tierLimit, windowMs: LIMIT_WINDOW_MS, kind: "clock" },
+    ];
+    if (endpoint) {
+      counters.push({
+        key: `endpoint:${endpoint.counter}:${keyId}`,
+        limit: endpoint.limit,
+        windowMs: LIMIT_WINDOW_MS,
+        kind: "from-first",
+      });
+    }
+    const now = deps.now().getTime();
+    const result = await deps.store.take(counters, now);
+    if (!result.allowed) {
+      deps.refused.inc();
+      if (result.refused === 0 || !endpoint) {
+        throw tierRateLimitExceeded(tier, tierLimit, secondsUntil(result.resetAt, now));
+      }
+      throw routeLimitReached(endpoint.limit, result.resetAt, now);
+    }
+    const counted = result.counters[1];
+    if (endpoint && counted) reply.headers(remainingHeaders(endpoint.limit, counted.count));
+  });
+}

@@ -1,0 +1,86 @@
+import { type CounterSpec, clockWindowKey, clockWindowStart, type TakeResult } from "./counter-store.ts";
+
+// Keys live a little past their window, so an instance whose clock lags a bit still finds them.
+const TTL_SLACK_MS = 2_000;
+
+/**
+ * The whole `take` in one script, so Redis runs it atomically: read every counter's window, refuse
+ * if any is at its limit (writing nothing), else count toward all of them. Every key written gets
+ * a PEXPIRE, so no key ever lives without a TTL.
+ *
+ * KEYS: one per counter (a "clock" key already names its window).
+ * ARGV: now, slack, then per counter: limit, windowMs, "clock" | "from-first", clock window start.
+ * Reply: {1, count1, resetAt1, count2, resetAt2, ...} or {0, refusedIndex, resetAt}.
+ * A "from-first" counter is a hash {count, start}; a "clock" counter is a plain integer.
+ */
+export const TAKE_SCRIPT = `
+local now = tonumber(ARGV[1])
+local slack = tonumber(ARGV[2])
+local counts, ends, fresh, kinds = {}, {}, {}, {}
+for i, key in ipairs(KEYS) do
+  local at = 3 + (i - 1) * 4
+  local limit = tonumber(ARGV[at])
+  local window = tonumber(ARGV[at + 1])
+  local kind = ARGV[at + 2]
+  local count, windowEnd, isFresh = 0, 0, false
+  if kind == "from-first" then
+    local saved = redis.call("HMGET", key, "count", "start")
+    if saved[1] and saved[2] and now < tonumber(saved[2]) + window then
+      count = tonumber(saved[1])
+      windowEnd = tonumber(saved[2]) + window
+    else
+      windowEnd = now + window
+      isFresh = true
+    end
+  else
+    count = tonumber(redis.call("GET", key) or "0")
+    windowEnd = tonumber(ARGV[at + 3]) + window
+  end
+  if count >= limit then
+    return {0, i - 1, windowEnd}
+  end
+  counts[i], ends[i], fresh[i], kinds[i] = count, windowEnd, isFresh, kind
+end
+local reply = {1}
+for i, key in ipairs(KEYS) do
+  if kinds[i] == "from-first" and fresh[i] then
+    redis.call("HSET", key, "count", 1, "start", ARGV[1])
+  elseif kinds[i] == "from-first" then
+    redis.call("HINCRBY", key, "count", 1)
+  else
+    redis.call("INCR", key)
+  end
+  redis.call("PEXPIRE", key, ends[i] - now + slack)
+  reply[#reply + 1] = counts[i] + 1
+  reply[#reply + 1] = ends[i]
+end
+return reply
+`;
+
+/** KEYS and ARGV of the script for these counters. */
+export function takeScriptArgs(
+  counters: CounterSpec[],
+  now: number,
+  prefix: string,
+): { keys: string[]; args: string[] } {
+  const keys: string[] = [];
+  const args = [String(Math.floor(now)), String(TTL_SLACK_MS)];
+  for (const spec of counters) {
+    const start = clockWindowStart(now, spec.windowMs);
+    keys.push(prefix + (spec.kind === "clock" ? clockWindowKey(spec.key, start) : spec.key));
+    args.push(String(spec.limit), String(spec.windowMs), spec.kind, String(start));
+  }
+  return { keys, args };
+}
+
+/** Turns the script's reply into a TakeResult. */
+export function parseTakeReply(reply: unknown): TakeResult {
+  if (!Array.isArray(reply) || reply.length < 1) throw new Error("unexpected rate-limit script reply");
+  const numbers = reply.map(Number);
+  if (numbers[0] === 0) return { allowed: false, refused: numbers[1] ?? 0, resetAt: numbers[2] ?? 0 };
+  const counters = [];
+  for (let i = 1; i + 1 < numbers.length; i += 2) {
+    counters.push({ count: numbers[i] ?? 0, resetAt: numbers[i + 1] ?? 0 });
+  }
+  return { allowed: true, counters };
+}
