@@ -7,3 +7,22 @@ const UNLISTED = new Set(["tts-1-hd"]);
 export function listedModels(config: Config): ModelConfig[] {
   return config.models.filter((model) => !UNLISTED.has(model.id));
 }
+
+/** The model catalogue of the configuration, looked up by id. */
+export class Catalogue {
+  private readonly byId: Map<string, ModelConfig>;
+  constructor(config: Config) {
+    this.byId = new Map(config.models.map((model) => [model.id, model]));
+  }
+
+  /** The model, if the catalogue has it. */
+  find(id: string): ModelConfig | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The first model of a kind (embeddings and rerank always use the one their kind has). */
+  firstOfKind(kind: ModelConfig["kind"]): ModelConfig | undefined {
+    for (const model of this.byId.values()) if (model.kind === kind) return model;
+    return undefined;
+  }
+}
