@@ -60,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Usage of requests that ended while closing is written before the store closes.
   app.addHook("onClose", async () => {
     services.billing.stopSweeper();
+    services.health.stop();
     await services.billing.drain();
   });
 

@@ -41,6 +41,7 @@ async function main(): Promise<void> {
   const url = localUrl(config, app.server.address());
   store.announce(url);
   app.services.billing.startSweeper();
+  app.services.health.start();
   app.log.info({ url, database: store.kind }, "zona listening");
 }
 

@@ -169,3 +169,118 @@ export function tooManyAttempts(headers: Record<string, string>): ApiError {
     retryable: true,
   });
 }
+
+/** 503: no machine in the allowed zones can serve the model now; the message names the zones. */
+export function zoneUnavailable(model: string, zones: string[]): ApiError {
+  return new ApiError({
+    status: 503,
+    message: `No machine in the zones ${zones.join(", ")} can serve ${model} now. Try again later.`,
+    type: "zone_unavailable",
+    code: "zone_unavailable",
+    retryable: true,
+  });
+}
+
+/** 503: no machine can serve the model now (an installation without zones). */
+export function modelUnavailable(model: string, reason?: string): ApiError {
+  return new ApiError({
+    status: 503,
+    message: `No machine can serve ${model} now${reason ? ` (${reason})` : ""}. Try again later or use another model.`,
+    type: "model_unavailable",
+    code: "model_unavailable",
+    retryable: true,
+  });
+}
+
+/** 503: the model is served on request and is not loaded. */
+export function modelActivationRequired(model: string): ApiError {
+  return new ApiError({
+    status: 503,
+    message: `${model} is available on request and is not loaded now. Ask the operator to activate it.`,
+    type: "model_activation_required",
+    code: "model_activation_required",
+  });
+}
+
+/** 502: no machine answered (each one tried failed). */
+export function badGateway(message = "No machine answered the request. Try again with growing pauses."): ApiError {
+  return new ApiError({ status: 502, message, type: "bad_gateway", code: "bad_gateway", retryable: true });
+}
+
+/** 404: the model is not in the catalogue (checked after the request's own validation). */
+export function modelNotFound(id: string): ApiError {
+  const shown = id.length > 128 ? `${id.slice(0, 128)}...` : id;
+  return new ApiError({
+    status: 404,
+    message: `The model '${shown}' does not exist. GET /v1/models lists the models served here.`,
+    type: "model_not_found",
+    code: "model_not_found",
+    param: "model",
+  });
+}
+
+/** 400: a parameter this API does not know (OpenAI's wording, so clients recognise it). */
+export function unknownParameter(name: string): ApiError {
+  return new ApiError({
+    status: 400,
+    message: `Unrecognized request argument supplied: ${name}`,
+    code: "unknown_parameter",
+    param: name,
+  });
+}
+
+/** 400: a known parameter this service refuses (always, or on this model, or in this combination). */
+export function unsupportedParameter(name: string, message: string): ApiError {
+  return new ApiError({ status: 400, message, code: "unsupported_parameter", param: name });
+}
+
+/** 400: a value this service refuses although the shape is valid (`n` above 1 with `stream`, a tier name). */
+export function unsupportedValue(name: string, message: string): ApiError {
+  return new ApiError({ status: 400, message, code: "unsupported_value", param: name });
+}
+
+/** 400: the model exists but is of another kind than the endpoint serves. */
+export function wrongModelKind(id: string, wanted: string): ApiError {
+  return new ApiError({
+    status: 400,
+    message: `The model '${id}' is not a ${wanted} model and cannot be used with this endpoint.`,
+    code: "invalid_model",
+    param: "model",
+  });
+}
+
+/** 400: an image part sent to a model that does not read images. */
+export function imageNotSupported(param: string, model: string): ApiError {
+  return new ApiError({
+    status: 400,
+    message: `The model '${model}' does not accept images; remove the image_url part or use a model that reads images.`,
+    code: "image_not_supported",
+    param,
+  });
+}
+
+/** 400: an image that cannot be used (format, size, address). */
+export function unacceptableImage(param: string, reason: string): ApiError {
+  return new ApiError({ status: 400, message: `Unacceptable image: ${reason}`, code: "invalid_image", param });
+}
+
+/** 501: `stream: true` on `POST /v1/responses`. */
+export function streamNotImplemented(): ApiError {
+  return new ApiError({
+    status: 501,
+    message: "Streaming is not available on /v1/responses. Send stream: false, or use /v1/chat/completions to stream.",
+    type: "invalid_request_error",
+    code: "stream_not_implemented",
+    param: "stream",
+  });
+}
+
+/** 501: rerank is turned off on this installation (no rerank model in the catalogue). */
+export function rerankNotImplemented(): ApiError {
+  return new ApiError({
+    status: 501,
+    message: "Rerank is not available on this installation.",
+    type: "not_implemented",
+    code: "not_implemented",
+  });
+}

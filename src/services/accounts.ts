@@ -23,9 +23,12 @@ const MIN_PASSWORD_LENGTH = 8;
 export class AccountsService {
   private readonly repo: AccountsRepository;
   private readonly defaultLanguage: Language;
-  constructor(repo: AccountsRepository, defaultLanguage: Language) {
+  private readonly onChange: () => void;
+  /** `onChange` runs after an account is disabled or enabled (caches of its keys must forget it). */
+  constructor(repo: AccountsRepository, defaultLanguage: Language, onChange: () => void = () => {}) {
     this.repo = repo;
     this.defaultLanguage = defaultLanguage;
+    this.onChange = onChange;
   }
 
   async create(input: NewAccount): Promise<AccountRow> {
@@ -76,6 +79,7 @@ export class AccountsService {
     await this.get(id);
     const row = await this.repo.update(id, { disabled });
     if (!row) throw itemNotFound(`Account ${id} not found.`);
+    this.onChange();
     return row;
   }
 

@@ -1,6 +1,7 @@
 import { displayPrefix, generateApiKey, hashApiKey, looksLikeApiKey } from "../auth/api-key-format.ts";
 import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
 import { invalidApiKey, invalidRequest, itemNotFound } from "../http/errors.ts";
+import { KeyCache } from "../auth/key-cache.ts";
 import { isRowId } from "../store/ids.ts";
 import type { ApiKeyRow, ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import type { AccountsService } from "./accounts.ts";
@@ -30,17 +31,20 @@ export class ApiKeysService {
   private readonly accounts: AccountsService;
   private readonly zoneIds: Set<string>;
   private readonly now: () => Date;
+  private readonly cache: KeyCache;
 
   constructor(deps: {
     repo: ApiKeysRepository;
     accounts: AccountsService;
     zoneIds: string[];
     now?: () => Date;
+    cache?: KeyCache;
   }) {
     this.repo = deps.repo;
     this.accounts = deps.accounts;
     this.zoneIds = new Set(deps.zoneIds);
     this.now = deps.now ?? (() => new Date());
+    this.cache = deps.cache ?? new KeyCache();
   }
 
   /** Issues a key; the returned secret is never stored and cannot be shown again. */
@@ -95,6 +99,7 @@ export class ApiKeysService {
   async revoke(id: string): Promise<ApiKeyRow> {
     await this.get(id);
     const row = await this.repo.revoke(id, this.now());
+    this.cache.clear();
     if (!row) throw itemNotFound(`API key ${id} not found.`);
     return row;
   }
@@ -118,7 +123,13 @@ export class ApiKeysService {
           "and works only on the app API.",
       );
     }
-    const found = await this.repo.findByHash(hashApiKey(token));
+    const hash = hashApiKey(token);
+    const now = this.now().getTime();
+    let found = this.cache.get(hash, now);
+    if (!found) {
+      found = await this.repo.findByHash(hash);
+      if (found) this.cache.set(hash, found, now);
+    }
     if (!found) throw invalidApiKey(`Incorrect API key provided: ${displayPrefix(token)}`);
     const { key, accountDisabled } = found;
     if (key.revokedAt) throw invalidApiKey("This API key has been revoked.");

@@ -1,7 +1,12 @@
 import type { FastifyBaseLogger } from "fastify";
 import { BillingService } from "../billing/billing-service.ts";
 import { PriceList } from "../billing/prices.ts";
+import { KeyCache } from "../auth/key-cache.ts";
 import type { Config } from "../config/schema.ts";
+import { Catalogue } from "../engines/catalogue.ts";
+import { HealthProbe } from "../engines/health-probe.ts";
+import { EngineRegistry } from "../engines/registry.ts";
+import { Router } from "../engines/router.ts";
 import type { Store } from "../store/database.ts";
 import { AccountsRepository } from "../store/repositories/accounts.ts";
 import { ApiKeysRepository } from "../store/repositories/api-keys.ts";
@@ -12,6 +17,7 @@ import { AccountsService } from "./accounts.ts";
 import { ApiKeysService } from "./api-keys.ts";
 import { CreditsService } from "./credits.ts";
 import { Operator } from "./operator.ts";
+import { TextService } from "./text/text-service.ts";
 import { UsageService } from "./usage.ts";
 
 /** The domain services of one process, over one store. */
@@ -23,6 +29,10 @@ export interface Services {
   prices: PriceList;
   usage: UsageService;
   operator: Operator;
+  catalogue: Catalogue;
+  engines: EngineRegistry;
+  health: HealthProbe;
+  text: TextService;
 }
 
 /** Builds the services; `now` lets tests move the clock. */
@@ -32,12 +42,16 @@ export function createServices(
   now: () => Date = () => new Date(),
   log?: FastifyBaseLogger,
 ): Services {
-  const accounts = new AccountsService(new AccountsRepository(store.db), config.installation.language);
+  const keyCache = new KeyCache();
+  const accounts = new AccountsService(new AccountsRepository(store.db), config.installation.language, () =>
+    keyCache.clear(),
+  );
   const keys = new ApiKeysService({
     repo: new ApiKeysRepository(store.db),
     accounts,
     zoneIds: config.installation.zones.map((zone) => zone.id),
     now,
+    cache: keyCache,
   });
   const credits = new CreditsService(new CreditsRepository(store.db), accounts);
   const billing = new BillingService({
@@ -56,5 +70,12 @@ export function createServices(
     currency: config.installation.currency,
     now,
   });
-  return { accounts, keys, credits, billing, prices: new PriceList(config), usage, operator };
+  const prices = new PriceList(config);
+  const catalogue = new Catalogue(config);
+  const engines = new EngineRegistry(config);
+  const installationZones = config.installation.zones.map((zone) => zone.id);
+  const router = new Router(engines, { installationHasZones: installationZones.length > 0 });
+  const text = new TextService({ router, catalogue, billing, prices, installationZones });
+  const health = new HealthProbe(engines, log);
+  return { accounts, keys, credits, billing, prices, usage, operator, catalogue, engines, health, text };
 }

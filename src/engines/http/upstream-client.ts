@@ -1,0 +1,181 @@
+import { type Dispatcher, Pool } from "undici";
+import type { MachineConfig } from "../types.ts";
+import { parseJsonPayload } from "./sse.ts";
+import { abortError, statusError, toUpstreamError } from "./upstream-errors.ts";
+import { upstreamTarget } from "./upstream-target.ts";
+
+/** Timeouts of upstream calls, in milliseconds (headers and body timers tick every ~0.5 s, so they may fire up to ~1 s late). */
+export interface UpstreamTimeouts {
+  /** Establishing the TCP (and TLS) connection. */
+  connectMs: number;
+  /** From sending the request to the answer's headers: the whole answer when not streamed, the first byte when streamed. */
+  headersMs: number;
+  /** Silence allowed between two pieces of an answer's body. */
+  bodyMs: number;
+}
+
+/** The defaults: a dead machine is noticed in 2 s, a slow model gets a minute to start answering. */
+export const DEFAULT_UPSTREAM_TIMEOUTS: UpstreamTimeouts = {
+  connectMs: 2_000,
+  headersMs: 60_000,
+  bodyMs: 120_000,
+};
+
+/** How an UpstreamClient is set up. */
+export interface UpstreamClientOptions extends Partial<UpstreamTimeouts> {
+  /** How long an idle keep-alive connection is kept (below the usual 5 s of uvicorn servers). */
+  keepAliveMs?: number;
+}
+
+/** One call to a machine: a JSON body is POSTed, no body means GET. */
+export interface UpstreamCall {
+  machine: MachineConfig;
+  /** The full path on the machine's origin (see upstream-target.ts). */
+  path: string;
+  body?: unknown;
+  signal: AbortSignal;
+  /** Overrides of the client's timeouts for this call. */
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
+}
+
+const ERROR_BODY_LIMIT = 4_096;
+const ERROR_BODY_WAIT_MS = 2_000;
+
+/**
+ * The HTTP client of all adapters: a keep-alive connection pool per machine origin. Every failure
+ * comes out as an UpstreamError (see upstream-errors.ts); a call resolves only for a 2xx answer.
+ *
+ * The pools are kept here rather than in an undici Agent: the Agent drops and closes an origin's
+ * pool on disconnects, and after one refused or cut connection it stopped reusing connections for
+ * that origin at all (nodejs/undici#5022). Origins come from the configuration, so the map is small.
+ */
+export class UpstreamClient {
+  readonly timeouts: UpstreamTimeouts;
+  private readonly poolOptions: Pool.Options;
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(options: UpstreamClientOptions = {}) {
+    this.timeouts = {
+      connectMs: options.connectMs ?? DEFAULT_UPSTREAM_TIMEOUTS.connectMs,
+      headersMs: options.headersMs ?? DEFAULT_UPSTREAM_TIMEOUTS.headersMs,
+      bodyMs: options.bodyMs ?? DEFAULT_UPSTREAM_TIMEOUTS.bodyMs,
+    };
+    this.poolOptions = {
+      connect: { timeout: this.timeouts.connectMs },
+      keepAliveTimeout: options.keepAliveMs ?? 4_000,
+      headersTimeout: this.timeouts.headersMs,
+      bodyTimeout: this.timeouts.bodyMs,
+    };
+  }
+
+  /** Sends the call and parses the whole answer as JSON (`protocol` failure when it is not JSON). */
+  async json(call: UpstreamCall): Promise<unknown> {
+    const response = await this.send(call, "application/json");
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw toUpstreamError(error, call.signal, "body");
+    }
+    return parseJsonPayload(text, "an answer");
+  }
+
+  /**
+   * Sends the call and resolves with the answer's body once its headers arrived with a 2xx
+   * status. Errors while reading the body are thrown as UpstreamErrors; stopping the iteration
+   * early closes the connection, which tells the upstream to stop generating.
+   */
+  async stream(call: UpstreamCall, accept: string): Promise<AsyncIterable<Uint8Array>> {
+    const response = await this.send(call, accept);
+    return guardBody(response.body, call.signal);
+  }
+
+  /** Closes the idle connections and waits for the running calls. */
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+
+  private pool(origin: string): Pool {
+    let pool = this.pools.get(origin);
+    if (pool === undefined) {
+      pool = new Pool(origin, this.poolOptions);
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  private async send(call: UpstreamCall, accept: string): Promise<Dispatcher.ResponseData> {
+    const { machine, signal } = call;
+    if (signal.aborted) throw abortError(signal);
+    const target = upstreamTarget(machine);
+    const headers: Record<string, string> = { accept };
+    if (machine.api_key !== undefined) headers.authorization = `Bearer ${machine.api_key}`;
+    let payload: string | undefined;
+    if (call.body !== undefined) {
+      payload = JSON.stringify(call.body);
+      headers["content-type"] = "application/json";
+    }
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool(target.origin).request({
+        path: call.path,
+        method: payload === undefined ? "GET" : "POST",
+        headers,
+        body: payload,
+        signal,
+        headersTimeout: call.headersTimeoutMs ?? this.timeouts.headersMs,
+        bodyTimeout: call.bodyTimeoutMs ?? this.timeouts.bodyMs,
+      });
+    } catch (error) {
+      throw toUpstreamError(error, signal, "request");
+    }
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      const text = await readErrorBody(response.body);
+      if (signal.aborted) throw abortError(signal);
+      throw statusError(response.statusCode, text, [machine.url, target.origin, machine.api_key]);
+    }
+    return response;
+  }
+}
+
+async function* guardBody(
+  body: Dispatcher.ResponseData["body"],
+  signal: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of body) yield chunk as Uint8Array;
+  } catch (error) {
+    throw toUpstreamError(error, signal, "body");
+  }
+}
+
+/** The start of an error answer's body, read for its message; never waits long for it. */
+async function readErrorBody(body: Dispatcher.ResponseData["body"]): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const timer = setTimeout(() => body.destroy(), ERROR_BODY_WAIT_MS);
+  try {
+    for await (const chunk of body) {
+      const buffer = chunk as Buffer;
+      chunks.push(buffer);
+      size += buffer.length;
+      if (size >= ERROR_BODY_LIMIT) break;
+    }
+  } catch {
+    // What arrived is enough for a message.
+  } finally {
+    clearTimeout(timer);
+  }
+  return Buffer.concat(chunks).subarray(0, ERROR_BODY_LIMIT).toString("utf8");
+}
+
+let shared: UpstreamClient | undefined;
+
+/** The process-wide client with the default timeouts, created on first use. */
+export function sharedUpstreamClient(): UpstreamClient {
+  shared ??= new UpstreamClient();
+  return shared;
+}

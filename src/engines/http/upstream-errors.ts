@@ -1,0 +1,133 @@
+import { UpstreamError } from "../types.ts";
+
+/** Whether the failure happened before the answer's headers arrived or while its body was read. */
+export type UpstreamPhase = "request" | "body";
+
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_DESTROYED",
+]);
+
+const TIMEOUT_CODES = new Set([
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "ETIMEDOUT",
+]);
+
+/**
+ * Turns whatever the HTTP client threw into an UpstreamError. Messages name the failure, never
+ * the upstream's address or key (the client's own messages carry host and port, so they are not
+ * reused). An aborted signal wins over the error it caused: `aborted`, or `timeout` when the
+ * signal was a timeout (AbortSignal.timeout).
+ */
+export function toUpstreamError(error: unknown, signal: AbortSignal, phase: UpstreamPhase): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  if (signal.aborted) return abortError(signal);
+  const code = errorCode(error);
+  if (code !== undefined && TIMEOUT_CODES.has(code)) {
+    const what =
+      code === "UND_ERR_CONNECT_TIMEOUT"
+        ? "connecting to the upstream timed out"
+        : code === "UND_ERR_BODY_TIMEOUT"
+          ? "the upstream went silent in the middle of its answer"
+          : "the upstream did not answer in time";
+    return new UpstreamError("timeout", `${what} (${code})`);
+  }
+  if (code === "UND_ERR_ABORTED" || (error instanceof Error && error.name === "AbortError")) {
+    return new UpstreamError("aborted", "the upstream request was cancelled");
+  }
+  if (code !== undefined && CONNECTION_CODES.has(code)) {
+    return phase === "request"
+      ? new UpstreamError("connect", `could not reach the upstream (${code})`)
+      : new UpstreamError("connect", `the upstream connection broke in the middle of the answer (${code})`);
+  }
+  if (phase === "request" && code === undefined) {
+    return new UpstreamError("connect", "the upstream request failed");
+  }
+  return new UpstreamError("protocol", `the upstream answer could not be read${code ? ` (${code})` : ""}`);
+}
+
+/** The failure for a request whose signal fired. */
+export function abortError(signal: AbortSignal): UpstreamError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof Error && reason.name === "TimeoutError") {
+    return new UpstreamError("timeout", "the upstream request timed out");
+  }
+  return new UpstreamError("aborted", "the upstream request was cancelled");
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string") return code;
+  // Connecting to a name with several addresses fails with an AggregateError of the attempts.
+  if (error instanceof AggregateError) {
+    for (const inner of error.errors) {
+      const innerCode = errorCode(inner);
+      if (innerCode !== undefined) return innerCode;
+    }
+  }
+  const cause = (error as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== error ? errorCode(cause) : undefined;
+}
+
+const MAX_MESSAGE = 200;
+
+/**
+ * The `status` failure for a non-2xx answer, with a short message taken from the upstream's error
+ * body (OpenAI `error.message`, Ollama and TEI `error`, FastAPI `detail`, or plain text). The
+ * machine's url and key are cut out in case the upstream echoes them.
+ */
+export function statusError(
+  status: number,
+  bodyText: string,
+  secrets: Array<string | undefined>,
+): UpstreamError {
+  let detail = upstreamMessage(bodyText).replace(/\s+/g, " ").trim();
+  for (const secret of secrets) {
+    if (secret !== undefined && secret.length > 0) detail = detail.split(secret).join("[redacted]");
+  }
+  if (detail.length > MAX_MESSAGE) detail = `${detail.slice(0, MAX_MESSAGE - 1)}…`;
+  return new UpstreamError("status", `the upstream answered ${status}${detail ? `: ${detail}` : ""}`, status);
+}
+
+function upstreamMessage(text: string): string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  if (typeof body === "string") return body;
+  if (typeof body !== "object" || body === null) return text;
+  const record = body as Record<string, unknown>;
+  const error = record.error;
+  if (typeof error === "string") return error;
+  if (typeof error === "object" && error !== null) {
+    const message = (error as Record<string, unknown>).message;
+    if (typeof message === "string") return message;
+  }
+  if (typeof record.message === "string") return record.message;
+  const detail = record.detail;
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) {
+    const first: unknown = detail[0];
+    if (typeof first === "object" && first !== null) {
+      const msg = (first as Record<string, unknown>).msg;
+      if (typeof msg === "string") return msg;
+    }
+  }
+  return text;
+}

@@ -1,0 +1,112 @@
+import type { TierName } from "../config/schema.ts";
+import { badGateway, modelUnavailable, zoneUnavailable } from "../http/errors.ts";
+import { adapterFor } from "./adapters/index.ts";
+import type { EngineRegistry, Machine } from "./registry.ts";
+import { type EngineAdapter, UpstreamError } from "./types.ts";
+
+/** Where a request may run and what it prefers. */
+export interface Placement {
+  model: string;
+  /** Zones the request may run in; null: any machine (embeddings and rerank have no zone selection). */
+  zones: string[] | null;
+  tier: TierName;
+  /** A machine family to try first (the app API's `backend`). */
+  preferFamily?: string;
+}
+
+/** What one machine answered. `finish` marks the machine free again (streams call it at their end). */
+export interface Routed<T> {
+  zone: string;
+  machine: string;
+  result: T;
+  finish(): void;
+}
+
+/** Tries one machine; throws an UpstreamError to move on to the next. */
+export type Attempt<T> = (machine: Machine, adapter: EngineAdapter) => Promise<T>;
+
+/**
+ * Placement and failover: machines of the allowed zones serving the model at the tier, healthy
+ * ones first and the least busy (by capacity) before the others; a machine that refuses, errors or
+ * times out is marked (circuit breaker) and the next one is tried. The zones are never left.
+ */
+export class Router {
+  private readonly registry: EngineRegistry;
+  private readonly installationHasZones: boolean;
+  private readonly now: () => number;
+  private turn = 0;
+
+  constructor(registry: EngineRegistry, options: { installationHasZones: boolean; now?: () => number }) {
+    this.registry = registry;
+    this.installationHasZones = options.installationHasZones;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Runs `attempt` on the first machine that answers; `keepBusy` leaves the machine counted busy until `finish`. */
+  async run<T>(placement: Placement, attempt: Attempt<T>, keepBusy = false): Promise<Routed<T>> {
+    const zones = placement.zones === null ? null : new Set(placement.zones);
+    const candidates = this.order(
+      this.registry.candidates(placement.model, zones, placement.tier),
+      placement,
+    );
+    if (candidates.length === 0) throw this.unavailable(placement);
+    let tried = 0;
+    let onlyRefusals = true;
+    let lastError: UpstreamError | undefined;
+    for (const machine of candidates) {
+      const adapter = adapterFor(machine.config.protocol);
+      if (!adapter || !machine.breaker.tryAcquire(this.now())) continue;
+      tried += 1;
+      machine.inFlight += 1;
+      let finished = false;
+      const finish = () => {
+        if (!finished) machine.inFlight -= 1;
+        finished = true;
+      };
+      try {
+        const result = await attempt(machine, adapter);
+        machine.breaker.success();
+        if (!keepBusy) finish();
+        return { zone: machine.config.zone, machine: machine.config.name, result, finish };
+      } catch (error) {
+        finish();
+        if (!(error instanceof UpstreamError) || error.kind === "aborted") throw error;
+        machine.breaker.failure(this.now(), error.kind === "connect");
+        onlyRefusals &&= error.kind === "connect";
+        lastError = error;
+      }
+    }
+    if (tried === 0 || onlyRefusals) throw this.unavailable(placement);
+    throw badGateway(
+      lastError?.kind === "timeout"
+        ? "No machine answered in time. Try again with growing pauses."
+        : "No machine answered the request. Try again with growing pauses.",
+    );
+  }
+
+  private order(machines: Machine[], placement: Placement): Machine[] {
+    const now = this.now();
+    this.turn = (this.turn + 1) % 1_000_000;
+    const rotation = this.turn;
+    return machines
+      .map((machine, index) => ({ machine, index }))
+      .sort((a, b) => rank(a.machine) - rank(b.machine) || a.index - b.index)
+      .map((entry) => entry.machine);
+
+    function rank(machine: Machine): number {
+      const preferred =
+        placement.preferFamily !== undefined && machine.config.family === placement.preferFamily;
+      const health = machine.breaker.state(now) === "closed" ? 0 : 1;
+      const load = machine.inFlight / machine.config.capacity;
+      // Equal loads take turns, so idle machines share the work.
+      const spread = ((machines.indexOf(machine) + rotation) % machines.length) / (machines.length * 1000);
+      return (preferred ? 0 : 1_000_000) + health * 10_000 + load + spread;
+    }
+  }
+
+  private unavailable(placement: Placement) {
+    if (this.installationHasZones && placement.zones !== null)
+      return zoneUnavailable(placement.model, placement.zones);
+    return modelUnavailable(placement.model);
+  }
+}

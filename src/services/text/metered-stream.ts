@@ -1,0 +1,55 @@
+import type { TokenUsage } from "../../engines/types.ts";
+
+/** How a stream ended, for billing. */
+export interface StreamEnd {
+  /** ok: it ended; partial: the consumer stopped (client gone); failed: the upstream broke off. */
+  outcome: "ok" | "partial" | "failed";
+  /** The upstream's own count, when its last chunk carried one. */
+  usage: TokenUsage | undefined;
+  /** Characters generated so far, to estimate a cut stream. */
+  generatedCharacters: number;
+}
+
+interface Chunk {
+  usage?: TokenUsage | null;
+  choices: ReadonlyArray<{ delta?: { content?: string | null }; text?: string }>;
+}
+
+/**
+ * Passes a stream through while counting what it generated, and calls `onEnd` exactly once
+ * however it ends: to the end, cut by the consumer (which stops the upstream too), or broken off.
+ */
+export function meteredStream<T extends Chunk>(
+  first: T,
+  rest: AsyncIterator<T>,
+  onEnd: (end: StreamEnd) => void,
+): AsyncIterable<T> {
+  return {
+    async *[Symbol.asyncIterator]() {
+      let outcome: StreamEnd["outcome"] = "partial";
+      let usage: TokenUsage | undefined;
+      let characters = 0;
+      const count = (chunk: T) => {
+        if (chunk.usage) usage = chunk.usage;
+        for (const choice of chunk.choices) characters += (choice.delta?.content ?? choice.text ?? "").length;
+      };
+      try {
+        count(first);
+        yield first;
+        for (;;) {
+          const next = await rest.next();
+          if (next.done) break;
+          count(next.value);
+          yield next.value;
+        }
+        outcome = "ok";
+      } catch (error) {
+        outcome = "failed";
+        throw error;
+      } finally {
+        onEnd({ outcome, usage, generatedCharacters: characters });
+        if (outcome !== "ok") await rest.return?.().catch(() => {});
+      }
+    },
+  };
+}

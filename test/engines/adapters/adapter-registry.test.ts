@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { adapterFor, createAdapters } from "../../../src/engines/adapters/index.ts";
+import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
+
+describe("adapterFor", () => {
+  it("has adapters for openai (text, embeddings, rerank), ollama (no rerank) and tei (embeddings, rerank)", () => {
+    const methods = (protocol: string) =>
+      Object.entries(adapterFor(protocol) ?? {})
+        .filter(([, value]) => typeof value === "function")
+        .map(([name]) => name)
+        .sort();
+    expect(methods("openai")).toEqual([
+      "chat",
+      "chatStream",
+      "complete",
+      "completeStream",
+      "embed",
+      "rerank",
+    ]);
+    expect(methods("ollama")).toEqual(["chat", "chatStream", "complete", "completeStream", "embed"]);
+    expect(methods("tei")).toEqual(["embed", "rerank"]);
+  });
+
+  it("has none for protocols without an adapter yet", () => {
+    for (const protocol of ["whisper", "piper", "espeak", "moderation", "images", "videos", "nonsense"]) {
+      expect(adapterFor(protocol)).toBeUndefined();
+    }
+  });
+
+  it("builds a set over a client with other timeouts", async () => {
+    const client = new UpstreamClient({ connectMs: 500, headersMs: 1_000, bodyMs: 1_000 });
+    expect(client.timeouts).toEqual({ connectMs: 500, headersMs: 1_000, bodyMs: 1_000 });
+    expect(createAdapters(client)("openai")).toBeDefined();
+    await client.close();
+  });
+});
