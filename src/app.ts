@@ -7,6 +7,7 @@ import Fastify, {
 import type { Config } from "./config/schema.ts";
 import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
 import { installErrorHandling } from "./http/error-handler.ts";
+import { closeIdleConnectionsOnClose } from "./http/idle-connections.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
 import { PREFIX } from "./http/surface.ts";
@@ -71,6 +72,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onClose", () => counterStore.close());
   const limits = { store: counterStore, now: deps.now ?? (() => new Date()), refused: limitCounters.refused };
 
+  closeIdleConnectionsOnClose(app);
   installRequestId(app);
   installAccessLog(app);
   installBodyParsers(app);
@@ -91,6 +93,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services,
     limits,
     plugins: deps.keyApiPlugins ?? [],
+    text: services.text,
+    catalogue: services.catalogue,
   });
   if (config.server.admin_token) {
     const adminToken = config.server.admin_token;

@@ -1,7 +1,6 @@
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
-import { closeGracefully } from "./http/graceful-close.ts";
 import { DataDirBusyError } from "./store/data-dir-lock.ts";
 import { openStore } from "./store/open-store.ts";
 
@@ -25,7 +24,7 @@ async function main(): Promise<void> {
     }, config.server.shutdown_grace_seconds * 1000);
     deadline.unref();
     try {
-      await closeGracefully(app);
+      await app.close();
       await store.close();
       app.log.info("stopped");
       process.exit(0);

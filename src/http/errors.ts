@@ -203,7 +203,9 @@ export function modelActivationRequired(model: string): ApiError {
 }
 
 /** 502: no machine answered (each one tried failed). */
-export function badGateway(message = "No machine answered the request. Try again with growing pauses."): ApiError {
+export function badGateway(
+  message = "No machine answered the request. Try again with growing pauses.",
+): ApiError {
   return new ApiError({ status: 502, message, type: "bad_gateway", code: "bad_gateway", retryable: true });
 }
 
@@ -261,14 +263,20 @@ export function imageNotSupported(param: string, model: string): ApiError {
 
 /** 400: an image that cannot be used (format, size, address). */
 export function unacceptableImage(param: string, reason: string): ApiError {
-  return new ApiError({ status: 400, message: `Unacceptable image: ${reason}`, code: "invalid_image", param });
+  return new ApiError({
+    status: 400,
+    message: `Unacceptable image: ${reason}`,
+    code: "invalid_image",
+    param,
+  });
 }
 
 /** 501: `stream: true` on `POST /v1/responses`. */
 export function streamNotImplemented(): ApiError {
   return new ApiError({
     status: 501,
-    message: "Streaming is not available on /v1/responses. Send stream: false, or use /v1/chat/completions to stream.",
+    message:
+      "Streaming is not available on /v1/responses. Send stream: false, or use /v1/chat/completions to stream.",
     type: "invalid_request_error",
     code: "stream_not_implemented",
     param: "stream",

@@ -1,7 +1,7 @@
 import { displayPrefix, generateApiKey, hashApiKey, looksLikeApiKey } from "../auth/api-key-format.ts";
+import { KeyCache } from "../auth/key-cache.ts";
 import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
 import { invalidApiKey, invalidRequest, itemNotFound } from "../http/errors.ts";
-import { KeyCache } from "../auth/key-cache.ts";
 import { isRowId } from "../store/ids.ts";
 import type { ApiKeyRow, ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import type { AccountsService } from "./accounts.ts";

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
+import { KeyCache } from "../auth/key-cache.ts";
 import { BillingService } from "../billing/billing-service.ts";
 import { PriceList } from "../billing/prices.ts";
-import { KeyCache } from "../auth/key-cache.ts";
 import type { Config } from "../config/schema.ts";
 import { Catalogue } from "../engines/catalogue.ts";
 import { HealthProbe } from "../engines/health-probe.ts";

@@ -17,11 +17,13 @@ interface Chunk {
 
 /**
  * Passes a stream through while counting what it generated, and calls `onEnd` exactly once
- * however it ends: to the end, cut by the consumer (which stops the upstream too), or broken off.
+ * however it ends: to the end, cut by the consumer or by `clientGone` (which stops the upstream
+ * too), or broken off by the upstream.
  */
 export function meteredStream<T extends Chunk>(
   first: T,
   rest: AsyncIterator<T>,
+  clientGone: AbortSignal,
   onEnd: (end: StreamEnd) => void,
 ): AsyncIterable<T> {
   return {
@@ -44,7 +46,8 @@ export function meteredStream<T extends Chunk>(
         }
         outcome = "ok";
       } catch (error) {
-        outcome = "failed";
+        // Cancelling the upstream because the client left breaks the stream too: that is a cut, not a failure.
+        outcome = clientGone.aborted ? "partial" : "failed";
         throw error;
       } finally {
         onEnd({ outcome, usage, generatedCharacters: characters });

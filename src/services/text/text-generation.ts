@@ -44,7 +44,10 @@ export interface TextGeneration {
   complete(call: CompletionCall, context: GenerationContext): Promise<Placed<TextCompletion>>;
   completeStream(call: CompletionCall, context: GenerationContext): Promise<Placed<AsyncIterable<TextChunk>>>;
   /** Always the catalogue's embedding model (`bge-m3`). */
-  embed(texts: string[], context: GenerationContext): Promise<Placed<{ vectors: number[][]; promptTokens: number }>>;
+  embed(
+    texts: string[],
+    context: GenerationContext,
+  ): Promise<Placed<{ vectors: number[][]; promptTokens: number }>>;
   /** Always the catalogue's rerank model (`bge-reranker-v2-m3`). */
   rerank(query: string, documents: string[], context: GenerationContext): Promise<Placed<RerankScore[]>>;
 }

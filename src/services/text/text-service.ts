@@ -1,16 +1,16 @@
-import type { Reservation } from "../../billing/reservation.ts";
 import type { BillingService } from "../../billing/billing-service.ts";
 import type { PriceList } from "../../billing/prices.ts";
+import type { Reservation } from "../../billing/reservation.ts";
 import type { ModelConfig } from "../../config/schema.ts";
 import type { Catalogue } from "../../engines/catalogue.ts";
 import type { Machine } from "../../engines/registry.ts";
 import type { Placement, Routed, Router } from "../../engines/router.ts";
 import type {
-  EngineAdapter,
   ChatCall,
   ChatChunk,
   ChatCompletion,
   CompletionCall,
+  EngineAdapter,
   RerankScore,
   TextChunk,
   TextCompletion,
@@ -18,8 +18,8 @@ import type {
 } from "../../engines/types.ts";
 import { UpstreamError } from "../../engines/types.ts";
 import { modelNotFound, modelUnavailable, rerankNotImplemented } from "../../http/errors.ts";
-import type { GenerationContext, Placed, TextGeneration } from "./text-generation.ts";
 import { meteredStream, type StreamEnd } from "./metered-stream.ts";
+import type { GenerationContext, Placed, TextGeneration } from "./text-generation.ts";
 import {
   chatTokenBounds,
   completionTokenBounds,
@@ -80,10 +80,17 @@ export class TextService implements TextGeneration {
     });
   }
 
-  async completeStream(call: CompletionCall, context: GenerationContext): Promise<Placed<AsyncIterable<TextChunk>>> {
+  async completeStream(
+    call: CompletionCall,
+    context: GenerationContext,
+  ): Promise<Placed<AsyncIterable<TextChunk>>> {
     const model = this.model(call.model, "chat");
-    return this.stream(model, context, completionTokenBounds(call), estimateTokens(call.prompt), (machine, adapter) =>
-      need(adapter.completeStream)(machine.config, call, context.signal),
+    return this.stream(
+      model,
+      context,
+      completionTokenBounds(call),
+      estimateTokens(call.prompt),
+      (machine, adapter) => need(adapter.completeStream)(machine.config, call, context.signal),
     );
   }
 
@@ -94,8 +101,9 @@ export class TextService implements TextGeneration {
     const model = this.only("embedding");
     const input = texts.reduce((sum, text) => sum + maxTokensOf(text), 0);
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
-      const routed = await this.router.run({ model: model.id, zones: null, tier: context.tier }, (machine, adapter) =>
-        need(adapter.embed)(machine.config, model.id, texts, context.signal),
+      const routed = await this.router.run(
+        { model: model.id, zones: null, tier: context.tier },
+        (machine, adapter) => need(adapter.embed)(machine.config, model.id, texts, context.signal),
       );
       const promptTokens =
         routed.result.promptTokens ?? texts.reduce((sum, text) => sum + estimateTokens(text), 0);
@@ -104,13 +112,19 @@ export class TextService implements TextGeneration {
     });
   }
 
-  async rerank(query: string, documents: string[], context: GenerationContext): Promise<Placed<RerankScore[]>> {
+  async rerank(
+    query: string,
+    documents: string[],
+    context: GenerationContext,
+  ): Promise<Placed<RerankScore[]>> {
     const model = this.only("rerank");
     // A cross-encoder reads the query once with every document.
     const input = documents.reduce((sum, document) => sum + maxTokensOf(query) + maxTokensOf(document), 0);
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
-      const routed = await this.router.run({ model: model.id, zones: null, tier: context.tier }, (machine, adapter) =>
-        need(adapter.rerank)(machine.config, model.id, query, documents, context.signal),
+      const routed = await this.router.run(
+        { model: model.id, zones: null, tier: context.tier },
+        (machine, adapter) =>
+          need(adapter.rerank)(machine.config, model.id, query, documents, context.signal),
       );
       const tokens = documents.reduce((sum, d) => sum + estimateTokens(query) + estimateTokens(d), 0);
       await this.settleUsage(reservation, model, context, usageOf(tokens, 0), routed);
@@ -151,7 +165,8 @@ export class TextService implements TextGeneration {
         async (machine, adapter) => {
           const rest = (await open(machine, adapter))[Symbol.asyncIterator]();
           const first = await rest.next();
-          if (first.done) throw new UpstreamError("protocol", "the upstream stream ended before its first chunk");
+          if (first.done)
+            throw new UpstreamError("protocol", "the upstream stream ended before its first chunk");
           return { first: first.value, rest };
         },
         true,
@@ -170,7 +185,10 @@ export class TextService implements TextGeneration {
       const usage = end.usage ?? usageOf(inputEstimate, Math.ceil(end.generatedCharacters / 4));
       void this.settleUsage(reservation, model, context, usage, where, end.outcome);
     };
-    return { ...where, result: meteredStream(routed.result.first, routed.result.rest, onEnd) };
+    return {
+      ...where,
+      result: meteredStream(routed.result.first, routed.result.rest, context.signal, onEnd),
+    };
   }
 
   private reserve(context: GenerationContext, model: ModelConfig, bounds: { input: number; output: number }) {

@@ -24,7 +24,8 @@ export function chatTokenBounds(call: ChatCall): { input: number; output: number
   let input = 0;
   for (const message of call.messages) input += messageBound(message);
   if (call.params.tools !== undefined) input += maxTokensOf(JSON.stringify(call.params.tools));
-  if (call.params.response_format !== undefined) input += maxTokensOf(JSON.stringify(call.params.response_format));
+  if (call.params.response_format !== undefined)
+    input += maxTokensOf(JSON.stringify(call.params.response_format));
   return { input, output: outputBound(call.params) };
 }
 

@@ -1,0 +1,57 @@
+import type { FastifyPluginAsync } from "fastify";
+import type { ChatChunk, TextChunk } from "../../engines/types.ts";
+import { endpointLimit } from "../../limits/endpoint-limits.ts";
+import { validateCompletion } from "../../services/text/validate-completion.ts";
+import { streamedChunk } from "./chat-completions.ts";
+import { sendEventStream } from "./sse.ts";
+import { generationContext, isJsonBody, type TextRouteDeps } from "./text-context.ts";
+
+/**
+ * `POST /v1/completions`: a `text_completion` answer, or (spec) a stream of chat-completion chunks
+ * with the text in `delta.content`.
+ */
+export function completionsRoutes(deps: TextRouteDeps): FastifyPluginAsync {
+  return async (app) => {
+    app.post("/completions", { config: endpointLimit("completions") }, async (request, reply) => {
+      const valid = validateCompletion(request.body, {
+        json: isJsonBody(request),
+        catalogue: deps.catalogue,
+      });
+      const { context, controller } = generationContext(request, reply, "completions");
+      if (valid.stream) {
+        const placed = await deps.text.completeStream(valid.call, context);
+        const toChat = chatChunkConverter();
+        await sendEventStream(request, reply, placed, controller, (chunk) =>
+          streamedChunk(toChat(chunk), valid.includeUsage),
+        );
+        return reply;
+      }
+      const placed = await deps.text.complete(valid.call, context);
+      return reply.header("x-zona", placed.zone).send(placed.result);
+    });
+  };
+}
+
+/** Turns the text chunks of one stream into chat chunks; the first chunk of each choice names the role. */
+export function chatChunkConverter(): (chunk: TextChunk) => ChatChunk {
+  const started = new Set<number>();
+  return (chunk) => {
+    const out: ChatChunk = {
+      id: chunk.id,
+      object: "chat.completion.chunk",
+      created: chunk.created,
+      model: chunk.model,
+      choices: chunk.choices.map((choice) => {
+        const delta: ChatChunk["choices"][number]["delta"] = {};
+        if (!started.has(choice.index)) {
+          started.add(choice.index);
+          delta.role = "assistant";
+        }
+        if (choice.text !== "") delta.content = choice.text;
+        return { index: choice.index, delta, finish_reason: choice.finish_reason, logprobs: null };
+      }),
+    };
+    if (chunk.usage !== undefined) out.usage = chunk.usage;
+    return out;
+  };
+}
