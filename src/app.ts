@@ -63,6 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services.billing.stopSweeper();
     services.health.stop();
     await services.billing.drain();
+    await services.upstream.close();
   });
 
   const metrics = new MetricsRegistry();

@@ -51,6 +51,9 @@ export function httpOperatorClient(baseUrl: string, adminToken: string): Operato
     addCredits: (accountId, body) => call("POST", `/accounts/${id(accountId)}/credits`, body),
     listUsage: (query) => call("GET", `/usage${queryString(query)}`),
     usageSummary: (query) => call("GET", `/usage/summary${queryString(query)}`),
+    listModels: () => call("GET", "/models"),
+    setModelActive: (modelId, active) =>
+      call("POST", `/models/${id(modelId)}/${active ? "activate" : "deactivate"}`),
   };
 }
 

@@ -8,12 +8,13 @@ import { connectOperator } from "./connect-operator.ts";
 import { creditsGroup } from "./credits-commands.ts";
 import { commandHelp, groupHelp, topHelp } from "./help-text.ts";
 import { keysGroup } from "./keys-commands.ts";
+import { modelsGroup } from "./models-commands.ts";
 import type { OperatorConnection } from "./operator-client.ts";
 import { parseCommandLine } from "./parse-command-line.ts";
 import { usageGroup } from "./usage-commands.ts";
 
 /** Every command group of `zona`. */
-export const GROUPS: CommandGroup[] = [accountsGroup, keysGroup, creditsGroup, usageGroup];
+export const GROUPS: CommandGroup[] = [accountsGroup, keysGroup, creditsGroup, usageGroup, modelsGroup];
 
 /** Exit codes of the command. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

@@ -131,6 +131,13 @@ export const configSchema = z
         redis_timeout_ms: z.number().int().positive().default(100),
       })
       .prefault({}),
+    engines: z
+      .strictObject({
+        connect_timeout_ms: z.number().int().positive().default(2_000),
+        first_byte_timeout_ms: z.number().int().positive().default(60_000),
+        idle_timeout_ms: z.number().int().positive().default(120_000),
+      })
+      .prefault({}),
     billing: z
       .strictObject({
         reservation_timeout_seconds: z.number().int().positive().default(900),

@@ -1,6 +1,6 @@
 import type { TierName } from "../config/schema.ts";
 import { badGateway, modelUnavailable, zoneUnavailable } from "../http/errors.ts";
-import { adapterFor } from "./adapters/index.ts";
+import type { AdapterLookup } from "./adapters/index.ts";
 import type { EngineRegistry, Machine } from "./registry.ts";
 import { type EngineAdapter, UpstreamError } from "./types.ts";
 
@@ -33,11 +33,16 @@ export type Attempt<T> = (machine: Machine, adapter: EngineAdapter) => Promise<T
 export class Router {
   private readonly registry: EngineRegistry;
   private readonly installationHasZones: boolean;
+  private readonly adapters: AdapterLookup;
   private readonly now: () => number;
   private turn = 0;
 
-  constructor(registry: EngineRegistry, options: { installationHasZones: boolean; now?: () => number }) {
+  constructor(
+    registry: EngineRegistry,
+    options: { adapters: AdapterLookup; installationHasZones: boolean; now?: () => number },
+  ) {
     this.registry = registry;
+    this.adapters = options.adapters;
     this.installationHasZones = options.installationHasZones;
     this.now = options.now ?? Date.now;
   }
@@ -54,7 +59,7 @@ export class Router {
     let onlyRefusals = true;
     let lastError: UpstreamError | undefined;
     for (const machine of candidates) {
-      const adapter = adapterFor(machine.config.protocol);
+      const adapter = this.adapters(machine.config.protocol);
       if (!adapter || !machine.breaker.tryAcquire(this.now())) continue;
       tried += 1;
       machine.inFlight += 1;

@@ -3,8 +3,10 @@ import { KeyCache } from "../auth/key-cache.ts";
 import { BillingService } from "../billing/billing-service.ts";
 import { PriceList } from "../billing/prices.ts";
 import type { Config } from "../config/schema.ts";
+import { createAdapters } from "../engines/adapters/index.ts";
 import { Catalogue } from "../engines/catalogue.ts";
 import { HealthProbe } from "../engines/health-probe.ts";
+import { UpstreamClient } from "../engines/http/upstream-client.ts";
 import { EngineRegistry } from "../engines/registry.ts";
 import { Router } from "../engines/router.ts";
 import type { Store } from "../store/database.ts";
@@ -12,10 +14,12 @@ import { AccountsRepository } from "../store/repositories/accounts.ts";
 import { ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import { BillingRepository } from "../store/repositories/billing.ts";
 import { CreditsRepository } from "../store/repositories/credits.ts";
+import { ModelActivationsRepository } from "../store/repositories/model-activations.ts";
 import { UsageRepository } from "../store/repositories/usage.ts";
 import { AccountsService } from "./accounts.ts";
 import { ApiKeysService } from "./api-keys.ts";
 import { CreditsService } from "./credits.ts";
+import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
 import { TextService } from "./text/text-service.ts";
 import { UsageService } from "./usage.ts";
@@ -31,6 +35,8 @@ export interface Services {
   operator: Operator;
   catalogue: Catalogue;
   engines: EngineRegistry;
+  /** Connections to the machines, closed with the app. */
+  upstream: UpstreamClient;
   health: HealthProbe;
   text: TextService;
 }
@@ -62,20 +68,47 @@ export function createServices(
     ...(log ? { log } : {}),
   });
   const usage = new UsageService({ repo: new UsageRepository(store.db), accounts, keys, now });
+  const prices = new PriceList(config);
+  const catalogue = new Catalogue(config);
+  const engines = new EngineRegistry(config);
+  const activations = new ModelActivations({
+    repo: new ModelActivationsRepository(store.db),
+    catalogue,
+    now,
+  });
   const operator = new Operator({
     accounts,
     keys,
     credits,
     usage,
+    models: { config, engines, activations },
     currency: config.installation.currency,
     now,
   });
-  const prices = new PriceList(config);
-  const catalogue = new Catalogue(config);
-  const engines = new EngineRegistry(config);
   const installationZones = config.installation.zones.map((zone) => zone.id);
-  const router = new Router(engines, { installationHasZones: installationZones.length > 0 });
-  const text = new TextService({ router, catalogue, billing, prices, installationZones });
+  const upstream = new UpstreamClient({
+    connectMs: config.engines.connect_timeout_ms,
+    headersMs: config.engines.first_byte_timeout_ms,
+    bodyMs: config.engines.idle_timeout_ms,
+  });
+  const router = new Router(engines, {
+    adapters: createAdapters(upstream),
+    installationHasZones: installationZones.length > 0,
+  });
+  const text = new TextService({ router, catalogue, billing, prices, installationZones, activations });
   const health = new HealthProbe(engines, log);
-  return { accounts, keys, credits, billing, prices, usage, operator, catalogue, engines, health, text };
+  return {
+    accounts,
+    keys,
+    credits,
+    billing,
+    prices,
+    usage,
+    operator,
+    catalogue,
+    engines,
+    upstream,
+    health,
+    text,
+  };
 }

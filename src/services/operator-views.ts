@@ -1,4 +1,5 @@
 import { fromMicros } from "../billing/money.ts";
+import type { ModelConfig } from "../config/schema.ts";
 import type { AccountRow } from "../store/repositories/accounts.ts";
 import type { ApiKeyRow } from "../store/repositories/api-keys.ts";
 import type { UsageRow } from "../store/repositories/billing.ts";
@@ -100,5 +101,21 @@ export function usageSummaryView(summary: UsageSummary, currency: string) {
       monthly_limit:
         summary.keySpend.monthlyLimitMicros === null ? null : fromMicros(summary.keySpend.monthlyLimitMicros),
     },
+  };
+}
+
+/** A catalogue model as the operator API shows it. */
+export function modelView(model: ModelConfig, machines: string[], activated: boolean) {
+  return {
+    object: "model" as const,
+    id: model.id,
+    kind: model.kind,
+    vision: model.vision,
+    local_server: model.local_server,
+    on_request: model.on_request,
+    /** Whether requests go through now: always for models not served on request. */
+    active: !model.on_request || activated,
+    machines,
+    prices: model.prices,
   };
 }

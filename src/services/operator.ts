@@ -1,4 +1,6 @@
 import { MAX_AMOUNT } from "../billing/money.ts";
+import type { Config } from "../config/schema.ts";
+import type { EngineRegistry } from "../engines/registry.ts";
 import {
   asFields,
   booleanField,
@@ -11,11 +13,13 @@ import {
 import type { AccountsService } from "./accounts.ts";
 import type { ApiKeysService } from "./api-keys.ts";
 import type { CreditsService } from "./credits.ts";
+import type { ModelActivations } from "./model-activations.ts";
 import {
   accountView,
   apiKeyView,
   creditBalanceView,
   listView,
+  modelView,
   usageRecordView,
   usageSummaryView,
 } from "./operator-views.ts";
@@ -31,6 +35,7 @@ export class Operator {
   private readonly keys: ApiKeysService;
   private readonly credits: CreditsService;
   private readonly usage: UsageService;
+  private readonly models: { config: Config; engines: EngineRegistry; activations: ModelActivations };
   private readonly currency: string;
   private readonly now: () => Date;
 
@@ -39,6 +44,7 @@ export class Operator {
     keys: ApiKeysService;
     credits: CreditsService;
     usage: UsageService;
+    models: { config: Config; engines: EngineRegistry; activations: ModelActivations };
     currency: string;
     now?: () => Date;
   }) {
@@ -46,6 +52,7 @@ export class Operator {
     this.keys = deps.keys;
     this.credits = deps.credits;
     this.usage = deps.usage;
+    this.models = deps.models;
     this.currency = deps.currency;
     this.now = deps.now ?? (() => new Date());
   }
@@ -133,6 +140,26 @@ export class Operator {
     const amount = numberField(fields, "amount", { required: true, min: -MAX_AMOUNT, max: MAX_AMOUNT }) ?? 0;
     const next = await this.credits.add(accountId, amount, note(fields));
     return creditBalanceView(accountId, next, this.currency);
+  }
+
+  /** The catalogue with the machines serving each model and, for on-request models, whether they are active. */
+  async listModels() {
+    const active = await this.models.activations.active();
+    return listView(
+      this.models.config.models.map((model) =>
+        modelView(
+          model,
+          this.models.engines.serving(model.id).map((m) => m.config.name),
+          active.has(model.id),
+        ),
+      ),
+    );
+  }
+
+  /** Activates (or deactivates) a model served on request. */
+  async setModelActive(modelId: string, active: boolean) {
+    await this.models.activations.setActive(modelId, active);
+    return (await this.listModels()).data.find((model) => model.id === modelId);
   }
 
   /** Usage records, newest first, of an account, a key, a month, or all. */

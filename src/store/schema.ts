@@ -140,3 +140,9 @@ export const usageRecords = pgTable(
     index("usage_key_month_idx").on(t.keyId, t.month, t.createdAt),
   ],
 );
+
+/** Models served on request that the operator has activated (loaded); the others answer 503. */
+export const modelActivations = pgTable("model_activations", {
+  modelId: text("model_id").primaryKey(),
+  activatedAt: timestamp("activated_at", { withTimezone: true }).notNull().defaultNow(),
+});

@@ -164,3 +164,26 @@ describe("Money through the real endpoints: tokens x tier, highest possible cost
     expect(fits.status).toBe(200);
   });
 });
+
+describe("Engines: a machine that does not answer in time before the first byte is skipped", () => {
+  let s: EngineStack;
+  beforeAll(async () => {
+    s = await startEngineStack({ config: { engines: { first_byte_timeout_ms: 300 } } });
+  });
+  afterAll(() => s.close());
+
+  it("hang on the first machine -> the answer comes from the next one; hang everywhere -> 502 bad_gateway", async () => {
+    const { key } = await s.t.newKey({ key: { zones: ["ch-ti"] } });
+    await s.ti1.setMode("hang");
+    for (let i = 0; i < 2; i++) {
+      const response = await postJson(s.t, key, "/v1/chat/completions", chat());
+      expect(response.status).toBe(200);
+      await response.text();
+    }
+    await s.ti2.setMode("hang");
+    for (const machine of s.t.app.services.engines.machines) machine.breaker.success();
+    const response = await postJson(s.t, key, "/v1/chat/completions", chat());
+    expect(response.status).toBe(502);
+    expect((await readJson(response)).error.message).toMatch(/in time/);
+  }, 20_000);
+});

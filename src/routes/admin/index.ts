@@ -6,6 +6,7 @@ import { installAdminAuth } from "./admin-auth.ts";
 import { adminCreditRoutes } from "./credits.ts";
 import { adminKeyRoutes } from "./keys.ts";
 import { adminMetricsRoutes } from "./metrics.ts";
+import { adminModelRoutes } from "./models.ts";
 import { adminUsageRoutes } from "./usage.ts";
 
 /** The operator API under `/admin/v1`, registered only when an admin token is configured. */
@@ -19,4 +20,5 @@ export async function adminRoutes(
   await app.register(adminCreditRoutes, { operator: options.operator });
   await app.register(adminMetricsRoutes, { metrics: options.metrics });
   await app.register(adminUsageRoutes, { operator: options.operator });
+  await app.register(adminModelRoutes, { operator: options.operator });
 }

@@ -17,7 +17,13 @@ import type {
   TokenUsage,
 } from "../../engines/types.ts";
 import { UpstreamError } from "../../engines/types.ts";
-import { modelNotFound, modelUnavailable, rerankNotImplemented } from "../../http/errors.ts";
+import {
+  modelActivationRequired,
+  modelNotFound,
+  modelUnavailable,
+  rerankNotImplemented,
+} from "../../http/errors.ts";
+import type { ModelActivations } from "../model-activations.ts";
 import { meteredStream, type StreamEnd } from "./metered-stream.ts";
 import type { GenerationContext, Placed, TextGeneration } from "./text-generation.ts";
 import {
@@ -35,6 +41,7 @@ export class TextService implements TextGeneration {
   private readonly billing: BillingService;
   private readonly prices: PriceList;
   private readonly installationZones: string[];
+  private readonly activations: ModelActivations;
 
   constructor(deps: {
     router: Router;
@@ -42,16 +49,18 @@ export class TextService implements TextGeneration {
     billing: BillingService;
     prices: PriceList;
     installationZones: string[];
+    activations: ModelActivations;
   }) {
     this.router = deps.router;
     this.catalogue = deps.catalogue;
     this.billing = deps.billing;
     this.prices = deps.prices;
     this.installationZones = deps.installationZones;
+    this.activations = deps.activations;
   }
 
   async chat(call: ChatCall, context: GenerationContext): Promise<Placed<ChatCompletion>> {
-    const model = this.model(call.model, "chat");
+    const model = await this.model(call.model, "chat");
     const bounds = chatTokenBounds(call);
     return this.once(context, model, bounds, async (reservation) => {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
@@ -63,14 +72,14 @@ export class TextService implements TextGeneration {
   }
 
   async chatStream(call: ChatCall, context: GenerationContext): Promise<Placed<AsyncIterable<ChatChunk>>> {
-    const model = this.model(call.model, "chat");
+    const model = await this.model(call.model, "chat");
     return this.stream(model, context, chatTokenBounds(call), estimateChatInput(call), (machine, adapter) =>
       need(adapter.chatStream)(machine.config, call, context.signal),
     );
   }
 
   async complete(call: CompletionCall, context: GenerationContext): Promise<Placed<TextCompletion>> {
-    const model = this.model(call.model, "chat");
+    const model = await this.model(call.model, "chat");
     return this.once(context, model, completionTokenBounds(call), async (reservation) => {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
         need(adapter.complete)(machine.config, call, context.signal),
@@ -84,7 +93,7 @@ export class TextService implements TextGeneration {
     call: CompletionCall,
     context: GenerationContext,
   ): Promise<Placed<AsyncIterable<TextChunk>>> {
-    const model = this.model(call.model, "chat");
+    const model = await this.model(call.model, "chat");
     return this.stream(
       model,
       context,
@@ -98,7 +107,7 @@ export class TextService implements TextGeneration {
     texts: string[],
     context: GenerationContext,
   ): Promise<Placed<{ vectors: number[][]; promptTokens: number }>> {
-    const model = this.only("embedding");
+    const model = await this.only("embedding");
     const input = texts.reduce((sum, text) => sum + maxTokensOf(text), 0);
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
       const routed = await this.router.run(
@@ -117,7 +126,7 @@ export class TextService implements TextGeneration {
     documents: string[],
     context: GenerationContext,
   ): Promise<Placed<RerankScore[]>> {
-    const model = this.only("rerank");
+    const model = await this.only("rerank");
     // A cross-encoder reads the query once with every document.
     const input = documents.reduce((sum, document) => sum + maxTokensOf(query) + maxTokensOf(document), 0);
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
@@ -223,15 +232,18 @@ export class TextService implements TextGeneration {
     return { model, zones: this.installationZones.length === 0 ? null : zones, tier: context.tier };
   }
 
-  private model(id: string, kind: ModelConfig["kind"]): ModelConfig {
+  /** The catalogue model, ready to take requests: found, of the kind, and activated if served on request. */
+  private async model(id: string, kind: ModelConfig["kind"]): Promise<ModelConfig> {
     const model = this.catalogue.find(id);
     if (!model || model.kind !== kind) throw modelNotFound(id);
+    if (!(await this.activations.ready(model))) throw modelActivationRequired(id);
     return model;
   }
 
-  private only(kind: "embedding" | "rerank"): ModelConfig {
+  private async only(kind: "embedding" | "rerank"): Promise<ModelConfig> {
     const model = this.catalogue.firstOfKind(kind);
     if (!model) throw kind === "rerank" ? rerankNotImplemented() : modelUnavailable("bge-m3");
+    if (!(await this.activations.ready(model))) throw modelActivationRequired(model.id);
     return model;
   }
 }
