@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger } from "fastify";
 import { insufficientCredits, spendingLimitReached } from "../http/errors.ts";
 import type { KeyPrincipal } from "../services/api-keys.ts";
-import type { BillingRepository, SettleFacts } from "../store/repositories/billing.ts";
+import type { BillingRepository } from "../store/repositories/billing.ts";
 import { monthOf } from "./month.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
+import { UsageBatcher } from "./usage-batcher.ts";
 
 /** What an endpoint says about a request before it runs. */
 export interface Charge {
@@ -30,6 +31,7 @@ const SWEEP_EVERY_MS = 60_000;
  */
 export class BillingService {
   private readonly repo: BillingRepository;
+  private readonly usage: UsageBatcher;
   private readonly prepaid: boolean;
   private readonly holdSeconds: number;
   private readonly now: () => Date;
@@ -48,22 +50,47 @@ export class BillingService {
     log?: FastifyBaseLogger;
   }) {
     this.repo = deps.repo;
+    this.usage = new UsageBatcher(deps.repo);
     this.prepaid = deps.prepaid;
     this.holdSeconds = deps.holdSeconds;
     this.now = deps.now ?? (() => new Date());
     this.log = deps.log;
   }
 
-  /** Holds the highest possible cost, or throws the spec's 402. */
+  /**
+   * Holds the highest possible cost, or throws the spec's 402. A key without a monthly limit on an
+   * installation without prepaid credits has nothing that could be overspent: nothing is held, and
+   * settling only writes the usage record (one statement instead of two transactions).
+   */
   async reserve(charge: Charge): Promise<Reservation> {
     const now = this.now();
     const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
+    const month = monthOf(now);
+    if (!this.prepaid && charge.principal.monthlyLimitMicros === null) {
+      this.open.add(charge.requestId);
+      return new Reservation(charge.requestId, amount, {
+        close: (id, facts) =>
+          this.track(id, () =>
+            this.usage.record({
+              requestId: id,
+              keyId: charge.principal.keyId,
+              accountId: charge.principal.accountId,
+              month,
+              endpoint: charge.endpoint,
+              model: charge.model,
+              ...facts,
+              // As with a reservation: never more than the highest possible cost announced.
+              costMicros: Math.max(0, Math.min(facts.costMicros, amount)),
+            }),
+          ),
+      });
+    }
     const refusal = await this.repo.reserve(
       {
         requestId: charge.requestId,
         keyId: charge.principal.keyId,
         accountId: charge.principal.accountId,
-        month: monthOf(now),
+        month,
         amountMicros: amount,
         prepaid: this.prepaid,
         endpoint: charge.endpoint,
@@ -75,7 +102,9 @@ export class BillingService {
     if (refusal === "spending_limit_reached") throw spendingLimitReached();
     if (refusal === "insufficient_credits") throw insufficientCredits();
     this.open.add(charge.requestId);
-    return new Reservation(charge.requestId, amount, { close: (id, facts) => this.close(id, facts) });
+    return new Reservation(charge.requestId, amount, {
+      close: (id, facts) => this.track(id, () => this.repo.settle(id, facts)),
+    });
   }
 
   /** Reserve, run, then settle with what `run` measured; a failure releases everything and is rethrown. */
@@ -153,8 +182,9 @@ export class BillingService {
     return released;
   }
 
-  private close(requestId: string, facts: SettleFacts): Promise<void> {
-    const done = this.closeWithRetry(requestId, facts).finally(() => this.pending.delete(done));
+  /** Runs the write that closes a request's money, tracked for a graceful shutdown. */
+  private track(requestId: string, write: () => Promise<unknown>): Promise<void> {
+    const done = this.withRetry(requestId, write).finally(() => this.pending.delete(done));
     this.pending.add(done);
     this.open.delete(requestId);
     if (this.open.size === 0) this.onAllClosed?.();
@@ -163,10 +193,10 @@ export class BillingService {
 
   // A transient database failure must not leave money held; if every attempt fails, the sweep
   // gives the reservation back later (the request is then not charged).
-  private async closeWithRetry(requestId: string, facts: SettleFacts): Promise<void> {
+  private async withRetry(requestId: string, write: () => Promise<unknown>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.repo.settle(requestId, facts);
+        await write();
         return;
       } catch (error) {
         if (attempt >= SETTLE_ATTEMPTS) {

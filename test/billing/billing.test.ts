@@ -68,6 +68,18 @@ describe.each(STORE_KINDS)("Money (%s): reserve the highest possible cost, settl
     });
   });
 
+  it("a key without a limit holds nothing: 150 parallel requests leave 150 records and the exact month total", async () => {
+    const { key, keyId } = await t.newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 150 }, () => post(t, key, "/v1/test-billed", { max: 1, cost: 0.01 })),
+    );
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    const summary = await t.admin("GET", `/usage/summary?key_id=${keyId}`);
+    expect(summary.body).toMatchObject({ requests: 150, key_spend: { reserved: 0, monthly_limit: null } });
+    expect(summary.body.key_spend.spent).toBeCloseTo(1.5, 6);
+    expect((await t.admin("GET", `/usage?key_id=${keyId}&limit=1000`)).body.data).toHaveLength(150);
+  });
+
   it("the real cost is never more than what was reserved", async () => {
     const { key, keyId } = await t.newKey();
     expect((await post(t, key, "/v1/test-billed", { max: 0.5, cost: 9 })).status).toBe(200);

@@ -66,7 +66,7 @@ export class TextService implements TextGeneration {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
         need(adapter.chat)(machine.config, call, context.signal),
       );
-      await this.settleUsage(reservation, model, context, routed.result.usage, routed);
+      void this.settleUsage(reservation, model, context, routed.result.usage, routed);
       return routed;
     });
   }
@@ -84,7 +84,7 @@ export class TextService implements TextGeneration {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
         need(adapter.complete)(machine.config, call, context.signal),
       );
-      await this.settleUsage(reservation, model, context, routed.result.usage, routed);
+      void this.settleUsage(reservation, model, context, routed.result.usage, routed);
       return routed;
     });
   }
@@ -116,7 +116,7 @@ export class TextService implements TextGeneration {
       );
       const promptTokens =
         routed.result.promptTokens ?? texts.reduce((sum, text) => sum + estimateTokens(text), 0);
-      await this.settleUsage(reservation, model, context, usageOf(promptTokens, 0), routed);
+      void this.settleUsage(reservation, model, context, usageOf(promptTokens, 0), routed);
       return { ...routed, result: { vectors: routed.result.vectors, promptTokens } };
     });
   }
@@ -136,12 +136,15 @@ export class TextService implements TextGeneration {
           need(adapter.rerank)(machine.config, model.id, query, documents, context.signal),
       );
       const tokens = documents.reduce((sum, d) => sum + estimateTokens(query) + estimateTokens(d), 0);
-      await this.settleUsage(reservation, model, context, usageOf(tokens, 0), routed);
+      void this.settleUsage(reservation, model, context, usageOf(tokens, 0), routed);
       return routed;
     });
   }
 
-  /** Reserve the bound, run, and give everything back if it fails. */
+  /**
+   * Reserve the bound, run, and give everything back if it fails. `run` settles without waiting:
+   * the answer goes out while the usage is written (a graceful shutdown still waits for it).
+   */
   private async once<T>(
     context: GenerationContext,
     model: ModelConfig,

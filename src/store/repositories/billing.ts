@@ -136,6 +136,37 @@ export class BillingRepository {
     });
   }
 
+  /**
+   * Writes the usage records of requests that reserved nothing (keys without a monthly limit on an
+   * installation without prepaid credits) and adds their costs to their keys' months, in one
+   * statement for the whole batch. A record written before (same request id) changes nothing.
+   */
+  async record(rows: Array<Omit<typeof usageRecords.$inferInsert, "createdAt">>): Promise<void> {
+    if (rows.length === 0) return;
+    const values = sql.join(
+      rows.map(
+        (
+          row,
+        ) => sql`(${row.requestId}, ${row.keyId}::uuid, ${row.accountId}::uuid, ${row.month}, ${row.endpoint},
+          ${row.model ?? null}, ${JSON.stringify(row.units)}::jsonb, ${row.costMicros}::bigint, ${row.zone ?? null},
+          ${row.machine ?? null}, ${row.outcome}, ${row.durationMs ?? null}::integer)`,
+      ),
+      sql`, `,
+    );
+    await this.db.execute(sql`
+      WITH recorded AS (
+        INSERT INTO ${usageRecords} (request_id, key_id, account_id, month, endpoint, model, units, cost_micros,
+          zone, machine, outcome, duration_ms)
+        VALUES ${values}
+        ON CONFLICT (request_id) DO NOTHING
+        RETURNING key_id, month, cost_micros
+      )
+      INSERT INTO ${keyMonthSpend} (key_id, month, spent_micros)
+      SELECT key_id, month, sum(cost_micros) FROM recorded GROUP BY key_id, month
+      ON CONFLICT (key_id, month) DO UPDATE SET spent_micros = ${keyMonthSpend}.spent_micros + excluded.spent_micros
+    `);
+  }
+
   /** Request ids of reservations that outlived their expiry (their process died). */
   async expired(now: Date, limit: number): Promise<string[]> {
     const rows = await this.db

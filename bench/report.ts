@@ -1,0 +1,260 @@
+import type { FloorResult } from "./billing-floor.ts";
+import type { LoadResult } from "./load.ts";
+import { round3 } from "./stats.ts";
+import type { StreamResult } from "./streams.ts";
+
+/** One concurrency level: both targets and what Zona adds. */
+export interface LoadComparison {
+  concurrency: number;
+  direct: LoadResult;
+  zona: LoadResult;
+  addedP50Ms: number;
+  addedP99Ms: number;
+  /** Zona's requests per second as a share of the engine's. */
+  throughputRatio: number;
+}
+
+/** One number of concurrent streams: both targets and what Zona adds. */
+export interface StreamComparison {
+  concurrentStreams: number;
+  direct: StreamResult;
+  zona: StreamResult;
+  addedTtftP50Ms: number;
+  addedGapP99Ms: number;
+}
+
+/** A target of the issue and whether this run met it. */
+export interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+/** Everything one run wrote to bench/results/latest.json. */
+export interface BenchResults {
+  startedAt: string;
+  finishedAt: string;
+  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; kernel: string };
+  cores: { zona: string; engine: string; loadGenerator: string };
+  settings: Record<string, unknown>;
+  keys: { issued: number; overdrawn: number; perKeyAndWindow: number };
+  rss: { idleMb: number; maxUnderLoadMb: number };
+  load: LoadComparison[];
+  streaming: StreamComparison[];
+  /** The billing transactions alone, without HTTP (bench/billing-floor.ts). */
+  billingFloor?: FloorResult[];
+  targets: TargetCheck[];
+}
+
+export function compareLoad(direct: LoadResult, zona: LoadResult): LoadComparison {
+  return {
+    concurrency: zona.concurrency,
+    direct,
+    zona,
+    addedP50Ms: round3(zona.p50Ms - direct.p50Ms),
+    addedP99Ms: round3(zona.p99Ms - direct.p99Ms),
+    throughputRatio: round3(zona.requestsPerSecond / direct.requestsPerSecond),
+  };
+}
+
+export function compareStreams(direct: StreamResult, zona: StreamResult): StreamComparison {
+  return {
+    concurrentStreams: zona.concurrentStreams,
+    direct,
+    zona,
+    addedTtftP50Ms: round3(zona.ttftP50Ms - direct.ttftP50Ms),
+    addedGapP99Ms: round3(zona.gapP99Ms - direct.gapP99Ms),
+  };
+}
+
+/** The targets of issue 4, checked against a run. */
+export function checkTargets(load: LoadComparison[], rssMaxMb: number): TargetCheck[] {
+  const at16 = load.find((level) => level.concurrency === 16);
+  const best = Math.max(...load.map((level) => level.zona.requestsPerSecond));
+  const bestAt = load.find((level) => level.zona.requestsPerSecond === best)?.concurrency;
+  return [
+    {
+      target: "added p50 < 0.5 ms at concurrency 16",
+      measured: at16 ? `${fmt(at16.addedP50Ms)} ms` : "not measured",
+      met: at16 !== undefined && at16.addedP50Ms < 0.5,
+    },
+    {
+      target: "added p99 < 2 ms at concurrency 16",
+      measured: at16 ? `${fmt(at16.addedP99Ms)} ms` : "not measured",
+      met: at16 !== undefined && at16.addedP99Ms < 2,
+    },
+    {
+      target: ">= 5,000 requests/s through Zona",
+      measured: `${best.toLocaleString("en-US")} requests/s (best, at concurrency ${bestAt})`,
+      met: best >= 5000,
+    },
+    {
+      target: "RSS < 200 MB under load",
+      measured: `${fmt(rssMaxMb)} MB`,
+      met: rssMaxMb < 200,
+    },
+  ];
+}
+
+/** The tables of a run, in Markdown. */
+export function markdown(results: BenchResults): string {
+  const lines: string[] = [];
+  lines.push("Non-streamed `POST /v1/chat/completions` (latencies in ms; added = Zona minus direct)", "");
+  lines.push(
+    row([
+      "Concurrency",
+      "Direct p50",
+      "Direct p99",
+      "Direct req/s",
+      "Zona p50",
+      "Zona p99",
+      "Zona req/s",
+      "Added p50",
+      "Added p99",
+      "Zona/direct req/s",
+      "Errors d/Z",
+      "Non-2xx d/Z",
+    ]),
+    row(Array(12).fill("---:")),
+  );
+  for (const level of results.load) {
+    const { direct, zona } = level;
+    lines.push(
+      row([
+        String(level.concurrency),
+        fmt(direct.p50Ms),
+        fmt(direct.p99Ms),
+        int(direct.requestsPerSecond),
+        fmt(zona.p50Ms),
+        fmt(zona.p99Ms),
+        int(zona.requestsPerSecond),
+        fmt(level.addedP50Ms),
+        fmt(level.addedP99Ms),
+        `${Math.round(level.throughputRatio * 100)} %`,
+        `${errorsOf(direct)} / ${errorsOf(zona)}`,
+        `${direct.non2xx} / ${zona.non2xx}`,
+      ]),
+    );
+  }
+  lines.push("", "CPU (percent of one core, during each measured run) and Zona's RSS", "");
+  lines.push(
+    row(["Concurrency", "Target", "Zona CPU", "Engine CPU", "Load generator CPU", "Zona RSS max (MB)"]),
+    row(["---:", "---", "---:", "---:", "---:", "---:"]),
+  );
+  for (const level of results.load) {
+    for (const run of [level.direct, level.zona]) {
+      lines.push(
+        row([
+          String(level.concurrency),
+          run.target,
+          `${run.cpuPercent.zona ?? 0} %`,
+          `${run.cpuPercent.engine ?? 0} %`,
+          `${run.cpuPercent.loadGenerator ?? 0} %`,
+          run.zonaRssMaxMb === undefined ? "" : fmt(run.zonaRssMaxMb, 1),
+        ]),
+      );
+    }
+  }
+  lines.push(
+    "",
+    `Zona RSS: ${fmt(results.rss.idleMb, 1)} MB idle before the load, ` +
+      `${fmt(results.rss.maxUnderLoadMb, 1)} MB at most under load (sampled every 200 ms).`,
+    "",
+  );
+  lines.push("Streaming (64 content chunks 20 ms apart; ms)", "");
+  lines.push(
+    row([
+      "Concurrent streams",
+      "Streams d/Z",
+      "Direct TTFT p50",
+      "Zona TTFT p50",
+      "Added TTFT p50",
+      "Direct gap p50",
+      "Zona gap p50",
+      "Direct gap p99",
+      "Zona gap p99",
+      "Added gap p99",
+      "Failures d/Z",
+    ]),
+    row(Array(11).fill("---:")),
+  );
+  for (const level of results.streaming) {
+    const { direct, zona } = level;
+    lines.push(
+      row([
+        String(level.concurrentStreams),
+        `${direct.streams} / ${zona.streams}`,
+        fmt(direct.ttftP50Ms),
+        fmt(zona.ttftP50Ms),
+        fmt(level.addedTtftP50Ms),
+        fmt(direct.gapP50Ms),
+        fmt(zona.gapP50Ms),
+        fmt(direct.gapP99Ms),
+        fmt(zona.gapP99Ms),
+        fmt(level.addedGapP99Ms),
+        `${direct.failures} / ${zona.failures}`,
+      ]),
+    );
+  }
+  if (results.billingFloor) {
+    lines.push(
+      "",
+      "Billing floor: reserve + settle (with the usage record) alone, no HTTP, on Zona's core",
+      "",
+    );
+    lines.push(
+      row([
+        "Store",
+        "p50 ms",
+        "p99 ms",
+        "CPU ms per request",
+        "Per second, 1 at a time",
+        "Per second, 16 at a time",
+      ]),
+      row(["---", "---:", "---:", "---:", "---:", "---:"]),
+    );
+    for (const floor of results.billingFloor) {
+      lines.push(
+        row([
+          floor.store,
+          fmt(floor.sequentialP50Ms),
+          fmt(floor.sequentialP99Ms),
+          fmt(floor.cpuMsPerRequest),
+          int(floor.sequentialPerSecond),
+          int(floor.concurrent16PerSecond),
+        ]),
+      );
+    }
+    const first = results.billingFloor[0];
+    if (first) {
+      lines.push(
+        "",
+        `Opening the store (${first.store}) took the floor process from ${first.rssBeforeOpenMb} MB ` +
+          `to ${first.rssAfterOpenMb} MB of RSS.`,
+      );
+    }
+  }
+  lines.push("", "Targets (issue 4)", "");
+  lines.push(row(["Target", "Measured", "Met"]), row(["---", "---", "---"]));
+  for (const check of results.targets) {
+    lines.push(row([check.target, check.measured, check.met ? "met" : "**not met**"]));
+  }
+  return lines.join("\n");
+}
+
+// autocannon counts a timeout as an error too.
+function errorsOf(run: LoadResult): string {
+  return run.timeouts > 0 ? `${run.errors} (${run.timeouts} timeouts)` : String(run.errors);
+}
+
+function row(cells: string[]): string {
+  return `| ${cells.join(" | ")} |`;
+}
+
+function fmt(value: number, digits = 2): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : "n/a";
+}
+
+function int(value: number): string {
+  return Math.round(value).toLocaleString("en-US");
+}

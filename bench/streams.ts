@@ -1,0 +1,132 @@
+import { Agent, request } from "undici";
+import type { KeyPool } from "./key-pool.ts";
+import { Samples } from "./stats.ts";
+import { BENCH_MODEL } from "./zona.ts";
+
+/** Streams of one target at one number of concurrent streams. */
+export interface StreamResult {
+  target: "direct" | "zona";
+  concurrentStreams: number;
+  /** Streams read to their end. */
+  streams: number;
+  failures: number;
+  /** Median number of content chunks per stream (the fake sends 64). */
+  chunksPerStream: number;
+  ttftP50Ms: number;
+  ttftP99Ms: number;
+  gapP50Ms: number;
+  gapP99Ms: number;
+  gapMaxMs: number;
+}
+
+const STREAM_BODY = JSON.stringify({
+  model: BENCH_MODEL,
+  messages: [{ role: "user", content: "Tell the benchmark a long story, one word at a time." }],
+  stream: true,
+});
+
+const agent = new Agent({ keepAliveTimeout: 30_000 });
+
+/**
+ * `rounds` rounds of `concurrent` streams started together. For each stream: the time to the
+ * first `data:` event with content (from just before the request is sent) and every gap between
+ * two consecutive content events, as the client reads them off the socket.
+ */
+export async function runStreams(options: {
+  target: "direct" | "zona";
+  url: string;
+  concurrent: number;
+  rounds: number;
+  pool: KeyPool;
+  /** Readies a key before a round (Zona: loads it into the key cache). */
+  warm?: (secret: string) => Promise<void>;
+}): Promise<StreamResult> {
+  const ttft = new Samples();
+  const gaps = new Samples();
+  const chunkCounts: number[] = [];
+  let failures = 0;
+  for (let round = 0; round < options.rounds; round++) {
+    const key = options.pool.take(options.concurrent);
+    await options.warm?.(key);
+    const outcomes = await Promise.all(
+      Array.from({ length: options.concurrent }, () => readStream(options.url, key)),
+    );
+    for (const outcome of outcomes) {
+      if (outcome === undefined || outcome.first === undefined) {
+        failures += 1;
+        continue;
+      }
+      ttft.add(outcome.first);
+      for (const gap of outcome.gaps) gaps.add(gap);
+      chunkCounts.push(outcome.gaps.length + 1);
+    }
+  }
+  const [ttftP50, ttftP99] = ttft.percentiles(50, 99);
+  const [gapP50, gapP99, gapMax] = gaps.percentiles(50, 99, 100);
+  chunkCounts.sort((a, b) => a - b);
+  return {
+    target: options.target,
+    concurrentStreams: options.concurrent,
+    streams: ttft.size,
+    failures,
+    chunksPerStream: chunkCounts[Math.floor(chunkCounts.length / 2)] ?? 0,
+    ttftP50Ms: ttftP50 ?? Number.NaN,
+    ttftP99Ms: ttftP99 ?? Number.NaN,
+    gapP50Ms: gapP50 ?? Number.NaN,
+    gapP99Ms: gapP99 ?? Number.NaN,
+    gapMaxMs: gapMax ?? Number.NaN,
+  };
+}
+
+async function readStream(
+  url: string,
+  key: string,
+): Promise<{ first: number | undefined; gaps: number[] } | undefined> {
+  const started = performance.now();
+  const { statusCode, body } = await request(`${url}/v1/chat/completions`, {
+    method: "POST",
+    dispatcher: agent,
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: STREAM_BODY,
+  });
+  if (statusCode !== 200) {
+    process.stderr.write(`bench: stream answered ${statusCode}: ${(await body.text()).slice(0, 300)}\n`);
+    return undefined;
+  }
+  let buffered = "";
+  let first: number | undefined;
+  let last = 0;
+  const gaps: number[] = [];
+  for await (const piece of body) {
+    const at = performance.now();
+    buffered += (piece as Buffer).toString("utf8");
+    let end = buffered.indexOf("\n\n");
+    while (end !== -1) {
+      const event = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      end = buffered.indexOf("\n\n");
+      if (!hasContent(event)) continue;
+      if (first === undefined) first = at - started;
+      else gaps.push(at - last);
+      last = at;
+    }
+  }
+  return { first, gaps };
+}
+
+function hasContent(event: string): boolean {
+  for (const line of event.split("\n")) {
+    if (!line.startsWith("data:")) continue;
+    const data = line.slice(5).trim();
+    if (data === "[DONE]") return false;
+    const chunk = JSON.parse(data) as { choices?: Array<{ delta?: { content?: unknown } }> };
+    const content = chunk.choices?.[0]?.delta?.content;
+    if (typeof content === "string" && content.length > 0) return true;
+  }
+  return false;
+}
+
+/** Closes the streaming client's connections. */
+export function closeStreamClient(): Promise<void> {
+  return agent.close();
+}

@@ -1,0 +1,161 @@
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { type Child, startNode, tempDir } from "./children.ts";
+
+/** The chat model the benchmark asks for. */
+export const BENCH_MODEL = "bench-chat";
+
+/** A running Zona and how to reach its operator API. */
+export interface StartedZona {
+  child: Child;
+  url: string;
+  adminToken: string;
+}
+
+// Every tier allows far more than the benchmark sends: the tier limiter still counts every request.
+const UNLIMITED_TIER = { requests_per_minute: 100_000_000 };
+
+/** The configuration of the benchmark: one zone, one priced chat model, one openai machine (the fake). */
+function benchConfig(engineUrl: string): unknown {
+  return {
+    installation: { name: "Zona bench", zones: [{ id: "bench", name: "Loopback" }], default_tier: "slow" },
+    tiers: {
+      slow: { multiplier: 1, ...UNLIMITED_TIER },
+      medium: { multiplier: 2, ...UNLIMITED_TIER },
+      fast: { multiplier: 4, ...UNLIMITED_TIER },
+      ludicrous: { multiplier: 8, ...UNLIMITED_TIER },
+    },
+    models: [
+      {
+        id: BENCH_MODEL,
+        kind: "chat",
+        prices: { input_per_million_tokens: 0.6, output_per_million_tokens: 2.4 },
+      },
+    ],
+    machines: [
+      {
+        name: "fake-engine",
+        zone: "bench",
+        protocol: "openai",
+        url: engineUrl,
+        models: [BENCH_MODEL],
+        capacity: 1024,
+      },
+    ],
+  };
+}
+
+/** Starts `node src/main.ts` with embedded PGlite in a fresh temporary data dir and waits until it answers. */
+export async function startZona(options: {
+  engineUrl: string;
+  cpu: number | undefined;
+  cwd: string;
+  /** Extra options for Zona's node (e.g. --cpu-prof). */
+  nodeArgs?: string[];
+}): Promise<StartedZona> {
+  const dir = tempDir("zona-bench-");
+  const configFile = join(dir, "zona.yaml");
+  writeFileSync(configFile, stringify(benchConfig(options.engineUrl)));
+  const port = await freePort();
+  const adminToken = randomBytes(24).toString("hex");
+  const child = startNode("zona", [...(options.nodeArgs ?? []), "src/main.ts"], {
+    cpu: options.cpu,
+    cwd: options.cwd,
+    env: {
+      ...process.env,
+      ZONA_CONFIG: configFile,
+      ZONA_DATA_DIR: join(dir, "data"),
+      ZONA_ADMIN_TOKEN: adminToken,
+      ZONA_LOG_LEVEL: "warn",
+      HOST: "127.0.0.1",
+      PORT: String(port),
+    },
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilHealthy(url, child);
+  return { child, url, adminToken };
+}
+
+/** Opens an account and issues `count` API keys through the operator API. */
+export async function issueKeys(
+  zona: StartedZona,
+  count: number,
+  accountId?: string,
+): Promise<{
+  accountId: string;
+  secrets: string[];
+}> {
+  const account =
+    accountId ??
+    (
+      (await admin(zona, "/admin/v1/accounts", { email: `bench-${Date.now()}@example.com` })) as {
+        id: string;
+      }
+    ).id;
+  const secrets: string[] = [];
+  let issued = 0;
+  const worker = async () => {
+    while (issued < count) {
+      const n = issued++;
+      const key = (await admin(zona, `/admin/v1/accounts/${account}/keys`, { name: `bench-${n}` })) as {
+        key: string;
+      };
+      secrets.push(key.key);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return { accountId: account, secrets };
+}
+
+/** Loads a key into Zona's key cache with a request that no rate limit counts (`GET /v1/models`). */
+export async function warmKey(zonaUrl: string, secret: string): Promise<void> {
+  const response = await fetch(`${zonaUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
+  await response.arrayBuffer();
+}
+
+async function admin(zona: StartedZona, path: string, body: unknown): Promise<unknown> {
+  const response = await fetch(`${zona.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${zona.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const answer = await response.json();
+  if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+async function waitUntilHealthy(url: string, child: Child): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let exitCode: number | null | undefined;
+  void child.exited.then((code) => {
+    exitCode = code;
+  });
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined)
+      throw new Error(`zona exited (${exitCode}) while starting:\n${child.output()}`);
+    try {
+      const response = await fetch(`${url}/healthz`);
+      await response.arrayBuffer();
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`zona did not answer /healthz within 60 s:\n${child.output()}`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
