@@ -21,6 +21,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 async function openPglite(dataDir: string | undefined): Promise<Store> {
   const lock = dataDir === undefined ? undefined : lockDataDir(dataDir);
   try {
+    // Loaded only in embedded mode: PGlite alone takes some 190 MB, which a server on PostgreSQL does without.
+    const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
+      import("@electric-sql/pglite"),
+      import("drizzle-orm/pglite"),
+    ]);
     const client = await PGlite.create(dataDir === undefined ? {} : { dataDir: join(dataDir, "pglite") });
     await migrate({
       exec: async (text) => {
