@@ -5,6 +5,24 @@ import { z } from "zod";
 export const LANGUAGES = ["it", "en", "de", "fr", "rm"] as const;
 /** Tier names, in the order of their speed. */
 export const TIER_NAMES = ["slow", "medium", "fast", "ludicrous"] as const;
+/** Endpoints with a per-key limit of their own (spec "Rate limits"); their limits may be changed. */
+export const ENDPOINT_NAMES = [
+  "chat_completions",
+  "completions",
+  "responses",
+  "knowledge_base_ask",
+  "embeddings",
+  "rerank",
+  "audio_transcriptions",
+  "audio_speech",
+  "image_generations",
+  "video_create",
+  "video_list",
+  "video_retrieve",
+  "video_content",
+  "video_delete",
+] as const;
+
 /** Kinds of model in the catalogue. */
 export const MODEL_KINDS = ["chat", "embedding", "rerank", "asr", "tts", "image", "video"] as const;
 /** Upstream protocols an engine adapter can speak. */
@@ -129,6 +147,8 @@ export const configSchema = z
     rate_limits: z
       .strictObject({
         redis_timeout_ms: z.number().int().positive().default(100),
+        /** Per-minute endpoint limits that differ from the spec's table, by endpoint name. */
+        endpoint_limits: z.partialRecord(z.enum(ENDPOINT_NAMES), z.number().int().positive()).default({}),
       })
       .prefault({}),
     engines: z

@@ -26,5 +26,10 @@ export type EndpointLimitName = keyof typeof ENDPOINT_LIMITS;
 
 /** Route config of a limited key-API endpoint: `app.post(path, { config: endpointLimit("embeddings") }, handler)`. */
 export function endpointLimit(name: EndpointLimitName): { endpointLimit: RouteLimit } {
-  return { endpointLimit: ENDPOINT_LIMITS[name] };
+  return { endpointLimit: { ...ENDPOINT_LIMITS[name], name: configName(name) } };
+}
+
+/** `chatCompletions` -> `chat_completions`, the name in `rate_limits.endpoint_limits`. */
+function configName(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }

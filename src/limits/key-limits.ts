@@ -22,7 +22,12 @@ declare module "fastify" {
  */
 export function installKeyLimits(
   app: FastifyInstance,
-  deps: LimiterDeps & { tiers: Config["tiers"]; defaultTier: TierName },
+  deps: LimiterDeps & {
+    tiers: Config["tiers"];
+    defaultTier: TierName;
+    /** The operator's changes to the spec's endpoint limits, by endpoint name. */
+    endpointLimits?: Record<string, number | undefined>;
+  },
 ): void {
   app.decorateRequest("serviceTier", null);
   app.addHook("onRequest", async (request, reply) => {
@@ -31,7 +36,9 @@ export function installKeyLimits(
     const tier = serviceTierOf(request.headers["x-service-tier"], deps.defaultTier);
     request.serviceTier = tier;
     const tierLimit = deps.tiers[tier].requests_per_minute;
-    const endpoint = request.routeOptions.config.endpointLimit;
+    const declared = request.routeOptions.config.endpointLimit;
+    const changed = declared?.name === undefined ? undefined : deps.endpointLimits?.[declared.name];
+    const endpoint = declared && changed !== undefined ? { ...declared, limit: changed } : declared;
     const counters: CounterSpec[] = [
       { key: `tier:${keyId}`, limit: tierLimit, windowMs: LIMIT_WINDOW_MS, kind: "clock" },
     ];

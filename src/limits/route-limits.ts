@@ -6,6 +6,8 @@ export interface RouteLimit {
   /** Routes naming the same counter share it, each comparing the shared count with its own limit. */
   counter: string;
   limit: number;
+  /** The endpoint's name in `rate_limits.endpoint_limits`, for limits an operator may change. */
+  name?: string;
 }
 
 declare module "fastify" {

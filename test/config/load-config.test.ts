@@ -69,7 +69,7 @@ describe("loadConfig: files and environment", () => {
       default_tier: "slow",
       trusted_networks: [],
     });
-    expect(config.rate_limits).toEqual({ redis_timeout_ms: 100 });
+    expect(config.rate_limits).toEqual({ redis_timeout_ms: 100, endpoint_limits: {} });
     expect(config.tiers).toEqual({
       slow: { multiplier: 1, requests_per_minute: 60 },
       medium: { multiplier: 2, requests_per_minute: 120 },

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/load.ts";
 import { invalidRequest } from "../../src/http/errors.ts";
 import { ENDPOINT_LIMITS, endpointLimit } from "../../src/limits/endpoint-limits.ts";
 import { readJson } from "../helpers/read-json.ts";
@@ -199,5 +200,42 @@ describe("Rate limits / Endpoint limit: per key, window from the first request, 
     const response = await t.fetch("/v1/models", { headers: { authorization: `Bearer ${key}` } });
     expect(response.status).toBe(200);
     expect([...response.headers.keys()].filter((name) => name.startsWith("x-ratelimit"))).toEqual([]);
+  });
+});
+
+describe("Rate limits / Endpoint limit: an operator may change an endpoint's limit (rate_limits.endpoint_limits)", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      config: {
+        tiers: { slow: { multiplier: 1, requests_per_minute: 10_000 } },
+        rate_limits: { endpoint_limits: { audio_transcriptions: 2 } },
+      },
+      keyApiPlugins: [testRoutes],
+    });
+  });
+  afterAll(() => t.close());
+
+  it("the changed limit counts on the shared counter; the other endpoints keep the spec's", async () => {
+    const { key } = await t.newKey();
+    const call = (path: string) =>
+      t.fetch(`/v1/test/${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: "{}",
+      });
+    const first = await call("transcriptions");
+    expect(first.headers.get("x-ratelimit-limit")).toBe("2");
+    expect((await call("transcriptions")).status).toBe(200);
+    const refused = await call("transcriptions");
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("x-ratelimit-limit")).toBe("2");
+    const embeddings = await call("embeddings");
+    expect(embeddings.status).toBe(200);
+    expect(embeddings.headers.get("x-ratelimit-limit")).toBe("120");
+  });
+
+  it("an unknown endpoint name is a configuration error", () => {
+    expect(() => parseConfig({ rate_limits: { endpoint_limits: { chat: 5 } } })).toThrow(/endpoint_limits/);
   });
 });

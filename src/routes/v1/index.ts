@@ -31,6 +31,7 @@ export async function keyApiRoutes(
     ...options.limits,
     tiers: options.config.tiers,
     defaultTier: options.config.installation.default_tier,
+    endpointLimits: options.config.rate_limits.endpoint_limits,
   });
   await app.register(modelsRoutes, { config: options.config });
   // Text routes among the extra plugins (a test's, over a fake service) take the place of the real ones.
