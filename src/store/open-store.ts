@@ -1,7 +1,5 @@
 import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/node-postgres";
-import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 import { lockDataDir } from "./data-dir-lock.ts";
 import type { Database, SqlSession, Store } from "./database.ts";
