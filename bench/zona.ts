@@ -63,7 +63,8 @@ export async function startZona(options: {
   writeFileSync(configFile, stringify(benchConfig(options.engineUrl)));
   const port = await freePort();
   const adminToken = randomBytes(24).toString("hex");
-  const child = startNode("zona", [...(options.nodeArgs ?? []), "src/main.ts"], {
+  // The same V8 flag as `npm start` (a smaller young generation: about 100 MB less RSS).
+  const child = startNode("zona", ["--max-semi-space-size=8", ...(options.nodeArgs ?? []), "src/main.ts"], {
     cpu: options.cpu,
     cwd: options.cwd,
     env: {
