@@ -42,6 +42,22 @@ export function readFunction(
   path: string,
   value: unknown,
 ): FunctionTool["function"] | undefined {
+  const read = readNamed(errors, path, value, "parameters");
+  if (!read) return undefined;
+  const { body, ...fn } = read;
+  return body === undefined ? fn : { ...fn, parameters: body };
+}
+
+/**
+ * The shape functions and JSON schemas share: a `name` (1 to 64 letters, digits, '_' or '-'), an
+ * optional `description`, an optional object under `bodyField` and an optional boolean `strict`.
+ */
+function readNamed(
+  errors: FieldErrors,
+  path: string,
+  value: unknown,
+  bodyField: "parameters" | "schema",
+): { name: string; description?: string; body?: Record<string, unknown>; strict?: boolean } | undefined {
   if (!isObject(value)) {
     errors.add(path, say.object(path));
     return undefined;
@@ -51,32 +67,26 @@ export function readFunction(
     errors.add(`${path}.name`, `The ${path}.name field must be 1 to 64 letters, digits, '_' or '-'.`);
     return undefined;
   }
-  const fn: FunctionTool["function"] = { name };
-  const description = given(value, "description");
-  if (description !== undefined) {
-    if (typeof description !== "string") {
-      errors.add(`${path}.description`, say.string(`${path}.description`));
+  const out: { name: string; description?: string; body?: Record<string, unknown>; strict?: boolean } = {
+    name,
+  };
+  const fields = [
+    ["description", (v: unknown) => typeof v === "string", say.string],
+    [bodyField, isObject, say.object],
+    ["strict", (v: unknown) => typeof v === "boolean", say.boolean],
+  ] as const;
+  for (const [field, accepts, message] of fields) {
+    const found = given(value, field);
+    if (found === undefined) continue;
+    if (!accepts(found)) {
+      errors.add(`${path}.${field}`, message(`${path}.${field}`));
       return undefined;
     }
-    fn.description = description;
+    if (field === "description") out.description = found as string;
+    else if (field === "strict") out.strict = found as boolean;
+    else out.body = found as Record<string, unknown>;
   }
-  const parameters = given(value, "parameters");
-  if (parameters !== undefined) {
-    if (!isObject(parameters)) {
-      errors.add(`${path}.parameters`, say.object(`${path}.parameters`));
-      return undefined;
-    }
-    fn.parameters = parameters;
-  }
-  const strict = given(value, "strict");
-  if (strict !== undefined) {
-    if (typeof strict !== "boolean") {
-      errors.add(`${path}.strict`, say.boolean(`${path}.strict`));
-      return undefined;
-    }
-    fn.strict = strict;
-  }
-  return fn;
+  return out;
 }
 
 /** Chat `tool_choice`: a mode, or one of the request's own functions by name. */
@@ -156,39 +166,8 @@ export function readSchema(
   path: string,
   value: unknown,
 ): Extract<ResponseFormat, { type: "json_schema" }>["json_schema"] | undefined {
-  if (!isObject(value)) {
-    errors.add(path, say.object(path));
-    return undefined;
-  }
-  const name = value.name;
-  if (typeof name !== "string" || !FUNCTION_NAME.test(name)) {
-    errors.add(`${path}.name`, `The ${path}.name field must be 1 to 64 letters, digits, '_' or '-'.`);
-    return undefined;
-  }
-  const out: Extract<ResponseFormat, { type: "json_schema" }>["json_schema"] = { name };
-  const description = given(value, "description");
-  if (description !== undefined) {
-    if (typeof description !== "string") {
-      errors.add(`${path}.description`, say.string(`${path}.description`));
-      return undefined;
-    }
-    out.description = description;
-  }
-  const schema = given(value, "schema");
-  if (schema !== undefined) {
-    if (!isObject(schema)) {
-      errors.add(`${path}.schema`, say.object(`${path}.schema`));
-      return undefined;
-    }
-    out.schema = schema;
-  }
-  const strict = given(value, "strict");
-  if (strict !== undefined) {
-    if (typeof strict !== "boolean") {
-      errors.add(`${path}.strict`, say.boolean(`${path}.strict`));
-      return undefined;
-    }
-    out.strict = strict;
-  }
-  return out;
+  const read = readNamed(errors, path, value, "schema");
+  if (!read) return undefined;
+  const { body, ...schema } = read;
+  return body === undefined ? schema : { ...schema, schema: body };
 }
