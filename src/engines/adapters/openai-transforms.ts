@@ -149,19 +149,8 @@ export async function* toChatChunks(
   events: AsyncIterable<unknown>,
   call: ChatCall,
 ): AsyncGenerator<ChatChunk> {
-  const state: StreamState = {
-    id: undefined,
-    created: undefined,
-    usage: undefined,
-    finished: false,
-    generated: 0,
-  };
-  for await (const raw of events) {
-    const choices = streamEvent(raw, state);
-    if (choices.length === 0) continue;
-    state.id ??= newId("chatcmpl-");
-    state.created ??= nowSeconds();
-    const { id, created } = state;
+  const state = newStreamState();
+  for await (const { id, created, choices } of streamChoices(events, state, "chatcmpl-")) {
     yield {
       id,
       object: "chat.completion.chunk",
@@ -207,6 +196,25 @@ function deltaToolCharacters(calls: unknown[] | undefined): number {
   return count;
 }
 
+function newStreamState(): StreamState {
+  return { id: undefined, created: undefined, usage: undefined, finished: false, generated: 0 };
+}
+
+/** The choices of every stream event that carries some, with the stream's id and creation time. */
+async function* streamChoices(
+  events: AsyncIterable<unknown>,
+  state: StreamState,
+  idPrefix: string,
+): AsyncGenerator<{ id: string; created: number; choices: unknown[] }> {
+  for await (const raw of events) {
+    const choices = streamEvent(raw, state);
+    if (choices.length === 0) continue;
+    state.id ??= newId(idPrefix);
+    state.created ??= nowSeconds();
+    yield { id: state.id, created: state.created, choices };
+  }
+}
+
 /** A non-streamed completions answer as the internal `text_completion`. */
 export function toTextCompletion(raw: unknown, call: CompletionCall): TextCompletion {
   const body = expectPayload(raw, "an answer");
@@ -238,19 +246,8 @@ export async function* toTextChunks(
   events: AsyncIterable<unknown>,
   call: CompletionCall,
 ): AsyncGenerator<TextChunk> {
-  const state: StreamState = {
-    id: undefined,
-    created: undefined,
-    usage: undefined,
-    finished: false,
-    generated: 0,
-  };
-  for await (const raw of events) {
-    const choices = streamEvent(raw, state);
-    if (choices.length === 0) continue;
-    state.id ??= newId("cmpl-");
-    state.created ??= nowSeconds();
-    const { id, created } = state;
+  const state = newStreamState();
+  for await (const { id, created, choices } of streamChoices(events, state, "cmpl-")) {
     yield {
       id,
       created,

@@ -107,7 +107,7 @@ export class TextService implements TextGeneration {
     texts: string[],
     context: GenerationContext,
   ): Promise<Placed<{ vectors: number[][]; promptTokens: number }>> {
-    const model = await this.only("embedding");
+    const model = await this.modelOfKind("embedding");
     const input = texts.reduce((sum, text) => sum + maxTokensOf(text), 0);
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
       const routed = await this.router.run(
@@ -126,7 +126,7 @@ export class TextService implements TextGeneration {
     documents: string[],
     context: GenerationContext,
   ): Promise<Placed<RerankScore[]>> {
-    const model = await this.only("rerank");
+    const model = await this.modelOfKind("rerank");
     // A cross-encoder reads the query once with every document.
     const input = documents.reduce((sum, document) => sum + maxTokensOf(query) + maxTokensOf(document), 0);
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
@@ -243,7 +243,7 @@ export class TextService implements TextGeneration {
     return model;
   }
 
-  private async only(kind: "embedding" | "rerank"): Promise<ModelConfig> {
+  private async modelOfKind(kind: "embedding" | "rerank"): Promise<ModelConfig> {
     const model = this.catalogue.firstOfKind(kind);
     if (!model) throw kind === "rerank" ? rerankNotImplemented() : modelUnavailable("bge-m3");
     if (!(await this.activations.ready(model))) throw modelActivationRequired(model.id);
