@@ -85,6 +85,40 @@ export function startNode(
   return handle;
 }
 
+/** A child process that serves HTTP, and its url. */
+export interface Listening {
+  child: Child;
+  url: string;
+}
+
+/**
+ * Starts a node process that prints `{"url": ...}` on stdout once it listens (the fake engine, the
+ * stack floor) and waits for that url; fails if it exits first or says nothing within 30 s.
+ */
+export async function startListener(
+  name: string,
+  args: string[],
+  options: { cpu: number | undefined; cwd: string },
+): Promise<Listening> {
+  const child = startNode(name, args, { cpu: options.cpu, cwd: options.cwd, env: process.env });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = "";
+    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${child.output()}`)), 30_000);
+    child.process.stdout?.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      const line = buffered.split("\n").find((text) => text.startsWith("{"));
+      if (!line) return;
+      clearTimeout(timer);
+      resolve((JSON.parse(line) as { url: string }).url);
+    });
+    void child.exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code}):\n${child.output()}`));
+    });
+  });
+  return { child, url };
+}
+
 /** Ends every child still running and removes every temporary directory (graceful path). */
 export async function cleanUp(): Promise<void> {
   await Promise.all([...children].map((child) => child.stop()));

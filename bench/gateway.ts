@@ -7,6 +7,7 @@
 //   BENCH_STREAM_ROUNDS rounds of streams per level (default 8 for one stream, 3 otherwise)
 //   BENCH_KEYS          API keys issued before the first run (default 400; more are issued as needed)
 //   BENCH_FLOOR         requests of the billing-floor measurement at the end (default 300; 0: skip)
+//   BENCH_STACK_FLOOR   0 to skip the stack-floor runs (a bare Fastify + undici proxy on Zona's core)
 //   BENCH_PIN           0 to run without taskset pinning
 //   BENCH_OUT           where the JSON goes (default bench/results/latest.json)
 //   BENCH_PROFILE       a folder: Zona's CPU is profiled (over its inspector) during each measured
@@ -21,7 +22,7 @@ import type { FloorResult } from "./billing-floor.ts";
 import { canPin, cleanUp, pinSelf, startNode } from "./children.ts";
 import { startEngine } from "./engine.ts";
 import { KeyPool } from "./key-pool.ts";
-import { CHAT_BODY, type LoadResult, runLoad } from "./load.ts";
+import { CHAT_BODY, type LoadResult, type LoadTarget, runLoad } from "./load.ts";
 import { RssSampler, rssMb, waitUntilIdle } from "./proc.ts";
 import { RemoteProfiler } from "./remote-profiler.ts";
 import {
@@ -33,6 +34,7 @@ import {
   markdown,
   type StreamComparison,
 } from "./report.ts";
+import { startStackFloor } from "./stack-floor.ts";
 import { median, round3 } from "./stats.ts";
 import { closeStreamClient, runStreams } from "./streams.ts";
 import { issueKeys, type StartedZona, startZona, warmKey } from "./zona.ts";
@@ -53,12 +55,14 @@ const settings = {
   streamRounds: process.env.BENCH_STREAM_ROUNDS ? positive("BENCH_STREAM_ROUNDS", 3) : undefined,
   initialKeys: positive("BENCH_KEYS", 400),
   floorRequests: process.env.BENCH_FLOOR === "0" ? 0 : positive("BENCH_FLOOR", 300),
+  stackFloor: process.env.BENCH_STACK_FLOOR !== "0",
   pin: process.env.BENCH_PIN !== "0" && canPin(availableParallelism()),
   out: resolve(ROOT, process.env.BENCH_OUT ?? "bench/results/latest.json"),
   profileDir: process.env.BENCH_PROFILE ? resolve(ROOT, process.env.BENCH_PROFILE) : undefined,
 };
 
-const CORE = { zona: 0, engine: 1, loadGenerator: 1 };
+// The stack floor takes Zona's core: it is measured in Zona's place and idles while Zona is measured.
+const CORE = { zona: 0, stackFloor: 0, engine: 1, loadGenerator: 1 };
 // Set once the children are being stopped on purpose: only an exit before that is news.
 let stopping = false;
 
@@ -67,7 +71,8 @@ async function main(): Promise<void> {
   if (settings.pin) pinSelf(CORE.loadGenerator);
   log(
     settings.pin
-      ? `cores: Zona on CPU ${CORE.zona}; fake engine and load generator on CPU ${CORE.engine}`
+      ? `cores: Zona${settings.stackFloor ? " and the stack floor" : ""} on CPU ${CORE.zona}; ` +
+          `fake engine and load generator on CPU ${CORE.engine}`
       : "cores: not pinned (taskset missing, one core, or BENCH_PIN=0)",
   );
   const engine = await startEngine({ cpu: settings.pin ? CORE.engine : undefined, cwd: ROOT });
@@ -79,8 +84,16 @@ async function main(): Promise<void> {
     ...(settings.profileDir ? { nodeArgs: ["--inspect=127.0.0.1:0"] } : {}),
   });
   log(`zona at ${zona.url} (pid ${zona.child.pid})`);
+  const stackFloor = settings.stackFloor
+    ? await startStackFloor({
+        engineUrl: engine.url,
+        cpu: settings.pin ? CORE.stackFloor : undefined,
+        cwd: ROOT,
+      })
+    : undefined;
+  if (stackFloor) log(`stack floor at ${stackFloor.url} (pid ${stackFloor.child.pid})`);
   const profiler = settings.profileDir ? await RemoteProfiler.connect(zona.child.output()) : undefined;
-  for (const child of [engine.child, zona.child]) {
+  for (const child of [engine.child, zona.child, ...(stackFloor ? [stackFloor.child] : [])]) {
     void child.exited.then((code) => {
       if (!stopping)
         log(`${child.name} exited during the run (${code}); its last output:\n${child.output()}`);
@@ -95,23 +108,40 @@ async function main(): Promise<void> {
   const issued = await issueKeys(zona, settings.initialKeys);
   zonaPool.add(issued.secrets);
   log(`issued ${issued.secrets.length} API keys`);
-  await checkOnce(engine.url, zona, zonaPool);
+  await checkOnce(engine.url, zona, zonaPool, stackFloor?.url);
 
   await sleep(1000);
   const idleMb = await idleRss(zona.child.pid);
   log(`zona RSS idle: ${idleMb.toFixed(1)} MB`);
 
-  const cpuPids = { zona: zona.child.pid, engine: engine.child.pid, loadGenerator: process.pid };
+  const cpuPids: Record<string, number> = {
+    zona: zona.child.pid,
+    ...(stackFloor ? { floor: stackFloor.child.pid } : {}),
+    engine: engine.child.pid,
+    loadGenerator: process.pid,
+  };
+  // Zona and the floor share a core: before each run both must have worked off the previous one.
+  const untilIdle = () =>
+    Promise.all(
+      [zona.child.pid, ...(stackFloor ? [stackFloor.child.pid] : [])].map((pid) => waitUntilIdle(pid)),
+    );
+  const targets: LoadTarget[] = stackFloor ? ["direct", "floor", "zona"] : ["direct", "zona"];
+  const urls: Record<LoadTarget, string> = {
+    direct: engine.url,
+    floor: stackFloor?.url ?? "",
+    zona: zona.url,
+  };
   const load: LoadComparison[] = [];
   for (const concurrency of settings.concurrency) {
-    const runs: Partial<Record<"direct" | "zona", LoadResult>> = {};
-    for (const target of ["direct", "zona"] as const) {
-      const url = target === "direct" ? engine.url : zona.url;
-      const pool = target === "direct" ? directPool : zonaPool;
-      await waitUntilIdle(zona.child.pid);
+    const runs: Partial<Record<LoadTarget, LoadResult>> = {};
+    for (const target of targets) {
+      const url = urls[target];
+      // The floor ignores keys, as the engine does: it gets the same rotating dummy keys.
+      const pool = target === "zona" ? zonaPool : directPool;
+      await untilIdle();
       const warmup = await runLoad({ target, url, concurrency, durationS: settings.warmupS, pool, cpuPids });
       if (target === "zona") await topUpKeys(zona, issued.accountId, zonaPool, warmup.requestsPerSecond);
-      await waitUntilIdle(zona.child.pid);
+      await untilIdle();
       const profiling = target === "zona" ? profiler : undefined;
       await profiling?.start();
       const run = await runLoad({
@@ -136,7 +166,7 @@ async function main(): Promise<void> {
           `cpu ${JSON.stringify(run.cpuPercent)}`,
       );
     }
-    if (runs.direct && runs.zona) load.push(compareLoad(runs.direct, runs.zona));
+    if (runs.direct && runs.zona) load.push(compareLoad(runs.direct, runs.zona, runs.floor));
   }
 
   const streaming: StreamComparison[] = [];
@@ -170,6 +200,7 @@ async function main(): Promise<void> {
   profiler?.close();
   await closeStreamClient();
   stopping = true;
+  await stackFloor?.child.stop();
   await zona.child.stop();
   await engine.child.stop();
 
@@ -196,15 +227,19 @@ async function main(): Promise<void> {
       node: process.version,
       kernel: release(),
     },
-    cores: settings.pin
-      ? { zona: "CPU 0", engine: "CPU 1", loadGenerator: "CPU 1" }
-      : { zona: "any", engine: "any", loadGenerator: "any" },
+    cores: {
+      ...(settings.pin
+        ? { zona: "CPU 0", engine: "CPU 1", loadGenerator: "CPU 1" }
+        : { zona: "any", engine: "any", loadGenerator: "any" }),
+      ...(stackFloor ? { stackFloor: settings.pin ? "CPU 0" : "any" } : {}),
+    },
     settings: {
       durationS: settings.durationS,
       warmupS: settings.warmupS,
       concurrency: settings.concurrency,
       streams: settings.streams,
       pipelining: 1,
+      stackFloor: settings.stackFloor,
       body: JSON.parse(CHAT_BODY.toString("utf8")) as unknown,
       fake: { chunks: 64, chunkDelayMs: 20 },
     },
@@ -222,9 +257,15 @@ async function main(): Promise<void> {
 }
 
 /** One request each way before measuring, so a broken setup fails loudly instead of measuring errors. */
-async function checkOnce(engineUrl: string, zona: StartedZona, pool: KeyPool): Promise<void> {
+async function checkOnce(
+  engineUrl: string,
+  zona: StartedZona,
+  pool: KeyPool,
+  floorUrl: string | undefined,
+): Promise<void> {
   for (const [url, key] of [
     [engineUrl, "unused"],
+    ...(floorUrl ? ([[floorUrl, "unused"]] as const) : []),
     [zona.url, pool.next()],
   ] as const) {
     const response = await fetch(`${url}/v1/chat/completions`, {

@@ -4,9 +4,12 @@ import { CpuMeter, RssSampler } from "./proc.ts";
 import { round3, Samples } from "./stats.ts";
 import { BENCH_MODEL } from "./zona.ts";
 
+/** Where a load run sends its requests: the engine itself, the stack floor, or Zona. */
+export type LoadTarget = "direct" | "floor" | "zona";
+
 /** One load run: one target at one concurrency. */
 export interface LoadResult {
-  target: "direct" | "zona";
+  target: LoadTarget;
   concurrency: number;
   durationS: number;
   /** Answers with a 2xx status. */
@@ -40,7 +43,7 @@ export const CHAT_BODY = Buffer.from(
 
 /** Runs autocannon (no pipelining) with a fresh key from the pool on every request, and measures exact latencies. */
 export async function runLoad(options: {
-  target: "direct" | "zona";
+  target: LoadTarget;
   url: string;
   concurrency: number;
   durationS: number;

@@ -3,7 +3,7 @@ import type { LoadResult } from "./load.ts";
 import { round3 } from "./stats.ts";
 import type { StreamResult } from "./streams.ts";
 
-/** One concurrency level: both targets and what Zona adds. */
+/** One concurrency level: every target and what Zona (and the stack floor) add. */
 export interface LoadComparison {
   concurrency: number;
   direct: LoadResult;
@@ -12,6 +12,11 @@ export interface LoadComparison {
   addedP99Ms: number;
   /** Zona's requests per second as a share of the engine's. */
   throughputRatio: number;
+  /** The bare Fastify + undici proxy on Zona's core (absent with BENCH_STACK_FLOOR=0). */
+  floor?: LoadResult;
+  /** The floor's percentiles minus the direct ones. */
+  floorAddedP50Ms?: number;
+  floorAddedP99Ms?: number;
 }
 
 /** One number of concurrent streams: both targets and what Zona adds. */
@@ -35,7 +40,7 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; kernel: string };
-  cores: { zona: string; engine: string; loadGenerator: string };
+  cores: { zona: string; engine: string; loadGenerator: string; stackFloor?: string };
   settings: Record<string, unknown>;
   keys: { issued: number; overdrawn: number; perKeyAndWindow: number };
   rss: { idleMb: number; maxUnderLoadMb: number };
@@ -46,7 +51,7 @@ export interface BenchResults {
   targets: TargetCheck[];
 }
 
-export function compareLoad(direct: LoadResult, zona: LoadResult): LoadComparison {
+export function compareLoad(direct: LoadResult, zona: LoadResult, floor?: LoadResult): LoadComparison {
   return {
     concurrency: zona.concurrency,
     direct,
@@ -54,6 +59,13 @@ export function compareLoad(direct: LoadResult, zona: LoadResult): LoadCompariso
     addedP50Ms: round3(zona.p50Ms - direct.p50Ms),
     addedP99Ms: round3(zona.p99Ms - direct.p99Ms),
     throughputRatio: round3(zona.requestsPerSecond / direct.requestsPerSecond),
+    ...(floor
+      ? {
+          floor,
+          floorAddedP50Ms: round3(floor.p50Ms - direct.p50Ms),
+          floorAddedP99Ms: round3(floor.p99Ms - direct.p99Ms),
+        }
+      : {}),
   };
 }
 
@@ -136,18 +148,30 @@ export function markdown(results: BenchResults): string {
       ]),
     );
   }
+  const withFloor = results.load.some((level) => level.floor);
+  if (withFloor) lines.push(...floorTable(results.load));
   lines.push("", "CPU (percent of one core, during each measured run) and Zona's RSS", "");
   lines.push(
-    row(["Concurrency", "Target", "Zona CPU", "Engine CPU", "Load generator CPU", "Zona RSS max (MB)"]),
-    row(["---:", "---", "---:", "---:", "---:", "---:"]),
+    row([
+      "Concurrency",
+      "Target",
+      "Zona CPU",
+      ...(withFloor ? ["Floor CPU"] : []),
+      "Engine CPU",
+      "Load generator CPU",
+      "Zona RSS max (MB)",
+    ]),
+    row(["---:", "---", ...Array(withFloor ? 5 : 4).fill("---:")]),
   );
   for (const level of results.load) {
-    for (const run of [level.direct, level.zona]) {
+    for (const run of [level.direct, level.floor, level.zona]) {
+      if (!run) continue;
       lines.push(
         row([
           String(level.concurrency),
           run.target,
           `${run.cpuPercent.zona ?? 0} %`,
+          ...(withFloor ? [`${run.cpuPercent.floor ?? 0} %`] : []),
           `${run.cpuPercent.engine ?? 0} %`,
           `${run.cpuPercent.loadGenerator ?? 0} %`,
           run.zonaRssMaxMb === undefined ? "" : fmt(run.zonaRssMaxMb, 1),
@@ -240,6 +264,52 @@ export function markdown(results: BenchResults): string {
     lines.push(row([check.target, check.measured, check.met ? "met" : "**not met**"]));
   }
   return lines.join("\n");
+}
+
+/** The stack floor's table: the floor against the engine, and Zona against the floor. */
+function floorTable(load: LoadComparison[]): string[] {
+  const lines = [
+    "",
+    "Stack floor (bare Fastify + undici proxy on Zona's core; added = floor minus direct)",
+    "",
+    row([
+      "Concurrency",
+      "Floor p50",
+      "Floor p99",
+      "Floor req/s",
+      "Floor added p50",
+      "Floor added p99",
+      "Floor CPU",
+      "Zona req/s",
+      "Zona/floor req/s",
+    ]),
+    row(Array(9).fill("---:")),
+  ];
+  const failed: string[] = [];
+  for (const level of load) {
+    const { floor, zona } = level;
+    if (!floor) continue;
+    lines.push(
+      row([
+        String(level.concurrency),
+        fmt(floor.p50Ms),
+        fmt(floor.p99Ms),
+        int(floor.requestsPerSecond),
+        fmt(level.floorAddedP50Ms ?? Number.NaN),
+        fmt(level.floorAddedP99Ms ?? Number.NaN),
+        `${floor.cpuPercent.floor ?? 0} %`,
+        int(zona.requestsPerSecond),
+        floor.requestsPerSecond > 0
+          ? `${Math.round((zona.requestsPerSecond / floor.requestsPerSecond) * 100)} %`
+          : "n/a",
+      ]),
+    );
+    if (floor.errors > 0 || floor.non2xx > 0) {
+      failed.push(`${level.concurrency}: ${errorsOf(floor)} errors, ${floor.non2xx} non-2xx`);
+    }
+  }
+  if (failed.length > 0) lines.push("", `Floor errors at concurrency ${failed.join("; ")}.`);
+  return lines;
 }
 
 // autocannon counts a timeout as an error too.

@@ -16,6 +16,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return openPglite(undefined);
 }
 
+const PGLITE_SHARED_BUFFERS = "16MB";
+
 async function openPglite(dataDir: string | undefined): Promise<Store> {
   const lock = dataDir === undefined ? undefined : lockDataDir(dataDir);
   try {
@@ -24,7 +26,13 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
       import("@electric-sql/pglite"),
       import("drizzle-orm/pglite"),
     ]);
-    const client = await PGlite.create(dataDir === undefined ? {} : { dataDir: join(dataDir, "pglite") });
+    const client = await PGlite.create({
+      ...(dataDir === undefined ? {} : { dataDir: join(dataDir, "pglite") }),
+      // PostgreSQL's default 128 MB of shared buffers would sit in Zona's own memory (the WASM heap);
+      // the operating system caches the data folder anyway, so a small pool costs little speed and
+      // keeps some 100 MB out of the process.
+      startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+    });
     await migrate({
       exec: async (text) => {
         await client.exec(text);

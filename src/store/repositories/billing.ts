@@ -143,21 +143,33 @@ export class BillingRepository {
    */
   async record(rows: Array<Omit<typeof usageRecords.$inferInsert, "createdAt">>): Promise<void> {
     if (rows.length === 0) return;
-    const values = sql.join(
-      rows.map(
-        (
-          row,
-        ) => sql`(${row.requestId}, ${row.keyId}::uuid, ${row.accountId}::uuid, ${row.month}, ${row.endpoint},
-          ${row.model ?? null}, ${JSON.stringify(row.units)}::jsonb, ${row.costMicros}::bigint, ${row.zone ?? null},
-          ${row.machine ?? null}, ${row.outcome}, ${row.durationMs ?? null}::integer)`,
-      ),
-      sql`, `,
+    // One JSON parameter for the whole batch: PostgreSQL reads it with jsonb_to_recordset, which
+    // costs far less than binding twelve parameters per row.
+    const batch = JSON.stringify(
+      rows.map((row) => ({
+        request_id: row.requestId,
+        key_id: row.keyId,
+        account_id: row.accountId,
+        month: row.month,
+        endpoint: row.endpoint,
+        model: row.model ?? null,
+        units: row.units,
+        cost_micros: row.costMicros,
+        zone: row.zone ?? null,
+        machine: row.machine ?? null,
+        outcome: row.outcome,
+        duration_ms: row.durationMs ?? null,
+      })),
     );
     await this.db.execute(sql`
       WITH recorded AS (
         INSERT INTO ${usageRecords} (request_id, key_id, account_id, month, endpoint, model, units, cost_micros,
           zone, machine, outcome, duration_ms)
-        VALUES ${values}
+        SELECT request_id, key_id, account_id, month, endpoint, model, units, cost_micros, zone, machine, outcome,
+          duration_ms
+        FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid, account_id uuid, month text,
+          endpoint text, model text, units jsonb, cost_micros bigint, zone text, machine text, outcome text,
+          duration_ms integer)
         ON CONFLICT (request_id) DO NOTHING
         RETURNING key_id, month, cost_micros
       )

@@ -1,0 +1,41 @@
+// The stack floor of the gateway benchmark: the least a gateway built on Zona's stack can do per
+// request (Fastify parses the JSON body, undici forwards it over a keep-alive pool, the answer is
+// parsed and sent again as JSON), with no auth, limits, billing or validation. Run like the fake
+// engine: `node bench/stack-floor-process.ts <engine url>`; prints `{"url": ...}` once listening
+// and exits on SIGTERM, SIGINT or when its stdin closes.
+import Fastify from "fastify";
+import { Pool } from "undici";
+
+const upstream = process.argv[2];
+if (!upstream) throw new Error("usage: stack-floor-process.ts <engine url>");
+const pool = new Pool(upstream, { connections: 1024, pipelining: 1 });
+const app = Fastify({ logger: false });
+
+app.post("/v1/chat/completions", async (request, reply) => {
+  const answer = await pool.request({
+    method: "POST",
+    path: "/v1/chat/completions",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(request.body),
+  });
+  const json = await answer.body.json();
+  reply.code(answer.statusCode);
+  return json;
+});
+
+const url = await app.listen({ port: 0, host: "127.0.0.1" });
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await app.close();
+  await pool.close();
+  process.exit(0);
+}
+process.once("SIGTERM", () => void stop());
+process.once("SIGINT", () => void stop());
+process.stdin.on("close", () => void stop());
+process.stdin.resume();
+
+process.stdout.write(`${JSON.stringify({ url })}\n`);
