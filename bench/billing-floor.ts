@@ -1,5 +1,6 @@
-// The cost of the database work every billed request does, without HTTP: the reserve and settle
-// transactions of the billing service (which write the usage record), one after the other and 16
+// The cost of the database work of a billed request whose key has a monthly limit (or any key on a
+// prepaid installation), without HTTP: the reserve and settle transactions of the billing service
+// (which write the usage record), one after the other and 16
 // at a time, on embedded PGlite in a data dir (as `zona` runs) and in memory. Prints one line of
 // JSON. bench/gateway.ts runs it on Zona's core once Zona has stopped; alone:
 //   taskset -c 0 npx node bench/billing-floor.ts [requests]
@@ -51,7 +52,9 @@ async function measure(kind: FloorResult["store"], requests: number): Promise<Fl
       accountId: account.id,
       keyName: row.name,
       zones: null,
-      monthlyLimitMicros: null,
+      // A key with a monthly limit: the path that reserves in one transaction and settles in
+      // another (a key without a limit on a postpaid installation only queues its usage record).
+      monthlyLimitMicros: 1_000_000_000_000,
     };
     let serial = 0;
     const once = async () => {
