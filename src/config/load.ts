@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
+import { withBuiltinSpeech } from "./builtin-speech.ts";
 import { type Config, configSchema } from "./schema.ts";
 
 /** A configuration that cannot be used; the message names every bad field and why. */
@@ -27,7 +28,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const file = configFilePath(env, cwd);
   const raw = file ? readYaml(file) : {};
   const { config, fromEnv } = applyEnv(raw, env);
-  return parseConfig(config, file ?? "environment", fromEnv);
+  return withBuiltinSpeech(parseConfig(config, file ?? "environment", fromEnv));
 }
 
 /** Environment variables that are not configuration but the CLI and tests still read through config/. */

@@ -125,6 +125,11 @@ export const configSchema = z
         zones: z.array(zoneSchema).default([]),
         fallback_zone: slug.optional(),
         default_tier: z.enum(TIER_NAMES).default("slow"),
+        /**
+         * The content check of texts read aloud (and later pictures), decided zone by zone: a zone
+         * not listed needs a `moderation` machine in it; `none` reads texts unchecked there.
+         */
+        content_checks: z.record(slug, z.enum(["moderation", "none"])).default({}),
         trusted_networks: z.array(cidr).default([]),
       })
       .prefault({}),
@@ -156,6 +161,13 @@ export const configSchema = z
         connect_timeout_ms: z.number().int().positive().default(2_000),
         first_byte_timeout_ms: z.number().int().positive().default(60_000),
         idle_timeout_ms: z.number().int().positive().default(120_000),
+        /** A transcription still running after this answers 504 (spec "Limits": 300 seconds). */
+        transcription_timeout_seconds: z.number().positive().default(300),
+        /**
+         * Without any `piper` or `espeak` machine in the file, the built-in espeak-ng engine reads
+         * speech (`tts-1`), so a fresh installation speaks out of the box.
+         */
+        builtin_speech: z.boolean().default(true),
       })
       .prefault({}),
     billing: z
@@ -180,6 +192,15 @@ export const configSchema = z
     });
     const placeable = new Set(zoneIds);
     if (config.installation.fallback_zone) placeable.add(config.installation.fallback_zone);
+    for (const zone of Object.keys(config.installation.content_checks)) {
+      if (!placeable.has(zone)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["installation", "content_checks", zone],
+          message: `is not a zone of the installation (known: ${[...placeable].join(", ") || "none"})`,
+        });
+      }
+    }
 
     const modelIds = new Set<string>();
     config.models.forEach((model, i) => {

@@ -4,8 +4,16 @@ import type { EngineRegistry, Machine } from "./registry.ts";
 const EVERY_MS = 10_000;
 const TIMEOUT_MS = 2_000;
 
-/** Where a machine answers a cheap request, by protocol (any answer below 500 means it is up). */
-const PROBE_PATH: Record<string, string> = { ollama: "/api/version" };
+/**
+ * Where a machine answers a cheap request, by protocol (any answer below 500 means it is up);
+ * `/health` for the others (vLLM, TEI, speaches and recent whisper.cpp servers have one; a server
+ * without it still answers 404, which counts as up). Piper's server only has `POST /`: a GET
+ * there answers 405, which is enough.
+ */
+const PROBE_PATH: Record<string, string> = { ollama: "/api/version", piper: "/" };
+
+/** Protocols that run inside Zona (no server to ask): always up as far as probes go. */
+const BUILT_IN = new Set(["espeak"]);
 
 /**
  * Active health checks: every machine is asked a cheap question periodically; one that does not
@@ -34,7 +42,9 @@ export class HealthProbe {
 
   async probeAll(): Promise<void> {
     await Promise.all(
-      this.registry.machines.filter((m) => m.config.url).map((machine) => this.probe(machine)),
+      this.registry.machines
+        .filter((m) => m.config.url && !BUILT_IN.has(m.config.protocol))
+        .map((machine) => this.probe(machine)),
     );
   }
 

@@ -35,6 +35,13 @@ export class EngineRegistry {
     return this.byModel.get(model) ?? [];
   }
 
+  /** Machines of a protocol in some zones (null: anywhere), whatever models they list. */
+  ofProtocol(protocol: MachineConfig["protocol"], zones: ReadonlySet<string> | null): Machine[] {
+    return this.machines.filter(
+      (machine) => machine.config.protocol === protocol && (zones === null || zones.has(machine.config.zone)),
+    );
+  }
+
   /** Machines serving a model at a tier, in some zones. */
   candidates(model: string, zones: ReadonlySet<string> | null, tier: TierName): Machine[] {
     return this.serving(model).filter(

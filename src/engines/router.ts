@@ -52,9 +52,26 @@ export class Router {
     const zones = placement.zones === null ? null : new Set(placement.zones);
     const candidates = this.order(
       this.registry.candidates(placement.model, zones, placement.tier),
-      placement,
+      placement.preferFamily,
     );
-    if (candidates.length === 0) throw this.unavailable(placement);
+    return this.tryInTurn(candidates, attempt, keepBusy, () => this.unavailable(placement));
+  }
+
+  /**
+   * Runs `attempt` on the first of some machines that answers (machines found otherwise than by
+   * model, such as the content checks of a zone); `unavailable` is thrown when none could be tried.
+   */
+  async runAmong<T>(machines: Machine[], attempt: Attempt<T>, unavailable: () => Error): Promise<Routed<T>> {
+    return this.tryInTurn(this.order(machines, undefined), attempt, false, unavailable);
+  }
+
+  private async tryInTurn<T>(
+    candidates: Machine[],
+    attempt: Attempt<T>,
+    keepBusy: boolean,
+    unavailable: () => Error,
+  ): Promise<Routed<T>> {
+    if (candidates.length === 0) throw unavailable();
     let tried = 0;
     let onlyRefusals = true;
     let lastError: UpstreamError | undefined;
@@ -81,7 +98,7 @@ export class Router {
         lastError = error;
       }
     }
-    if (tried === 0 || onlyRefusals) throw this.unavailable(placement);
+    if (tried === 0 || onlyRefusals) throw unavailable();
     throw badGateway(
       lastError?.kind === "timeout"
         ? "No machine answered in time. Try again with growing pauses."
@@ -89,7 +106,7 @@ export class Router {
     );
   }
 
-  private order(machines: Machine[], placement: Placement): Machine[] {
+  private order(machines: Machine[], preferFamily: string | undefined): Machine[] {
     const now = this.now();
     this.turn = (this.turn + 1) % 1_000_000;
     const rotation = this.turn;
@@ -99,8 +116,7 @@ export class Router {
       .map((entry) => entry.machine);
 
     function rank(machine: Machine): number {
-      const preferred =
-        placement.preferFamily !== undefined && machine.config.family === placement.preferFamily;
+      const preferred = preferFamily !== undefined && machine.config.family === preferFamily;
       const health = machine.breaker.state(now) === "closed" ? 0 : 1;
       const load = machine.inFlight / machine.config.capacity;
       // Equal loads take turns, so idle machines share the work.

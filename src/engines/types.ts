@@ -99,6 +99,78 @@ export interface RerankScore {
   relevance_score: number;
 }
 
+/** An uploaded audio file on disk, as the transcription adapters send it upstream. */
+export interface AudioFile {
+  path: string;
+  /** Bytes. */
+  size: number;
+  /** The detected content type (one of the spec's accepted formats). */
+  mime: string;
+  /** The name sent upstream (the client's, or one made from the format). */
+  filename: string;
+}
+
+/** A validated transcription request, as the adapters receive it. */
+export interface TranscriptionCall {
+  /** The catalogue id (`asr-1` or `asr-1-hd`), also the model name upstream. */
+  model: string;
+  file: AudioFile;
+  language?: string;
+  prompt?: string;
+  temperature?: number;
+  /** Word timings asked (`timestamp_granularities[]` includes `word`). */
+  words: boolean;
+}
+
+/** One segment of an upstream transcription, with the confidence the hallucination filter reads. */
+export interface TranscribedSegment {
+  start: number;
+  end: number;
+  text: string;
+  /** Probability that the segment holds no speech; null when the server does not say. */
+  no_speech_prob: number | null;
+  /** Mean log-probability of the segment's tokens; null when the server does not say. */
+  avg_logprob: number | null;
+}
+
+/** One word of an upstream transcription (`word` with a leading space, as OpenAI sends it). */
+export interface TranscribedWord {
+  word: string;
+  start: number;
+  end: number;
+  probability: number;
+}
+
+/** What a transcription server answered, whatever its protocol. */
+export interface Transcription {
+  text: string;
+  /** The language spoken or detected (two letters when the server says), null when it does not say. */
+  language: string | null;
+  /** Seconds of audio, as the server measured them; null when it does not say. */
+  duration: number | null;
+  segments: TranscribedSegment[];
+  /** Present when word timings were asked. */
+  words?: TranscribedWord[];
+}
+
+/** The six own voices (spec "Speech request"). */
+export type VoiceName = "paola" | "riccardo" | "amy" | "ryan" | "thorsten" | "siwis";
+
+/** A validated speech request, as the adapters receive it: the voice is always one of the own six. */
+export interface SpeechCall {
+  text: string;
+  voice: VoiceName;
+  /** The language the text is read in (two letters). */
+  language: string;
+}
+
+/** What a content check (moderation server) decided about a text. */
+export interface ModerationVerdict {
+  flagged: boolean;
+  /** The categories the server flagged, when it names them. */
+  categories: string[];
+}
+
 /**
  * One upstream protocol. An adapter only translates between the internal (OpenAI) shapes above and
  * what its servers speak; it never sees the client's reply. A streaming method resolves once the
@@ -128,6 +200,12 @@ export interface EngineAdapter {
     documents: string[],
     signal: AbortSignal,
   ): Promise<RerankScore[]>;
+  /** Transcribes an audio file (the server is asked for segments with their confidences). */
+  transcribe?(machine: MachineConfig, call: TranscriptionCall, signal: AbortSignal): Promise<Transcription>;
+  /** Reads a text aloud; resolves with a complete WAV file (16-bit PCM) as the engine made it. */
+  speak?(machine: MachineConfig, call: SpeechCall, signal: AbortSignal): Promise<Buffer>;
+  /** Checks a text against the content policy. */
+  moderate?(machine: MachineConfig, input: string, signal: AbortSignal): Promise<ModerationVerdict>;
 }
 
 /** How an upstream call failed; `beforeFirstByte` failures can move to the next machine. */

@@ -292,3 +292,68 @@ export function rerankNotImplemented(): ApiError {
     code: "not_implemented",
   });
 }
+
+/** 400: the uploaded audio is not in an accepted format (detected from its content). */
+export function unsupportedAudioFormat(detected: string, accepted: readonly string[]): ApiError {
+  return new ApiError({
+    status: 400,
+    message: `The file's content is ${detected}, which is not an accepted audio format. Accepted formats: ${accepted.join(", ")}.`,
+    code: "invalid_file_format",
+    param: "file",
+  });
+}
+
+/**
+ * 400: the audio file is over 25 MB. From 25,600 kilobytes on the message states the size and the
+ * limit (spec "Limits"); just above 25 MB it only says the file is too large.
+ */
+export function audioFileTooLarge(sizeBytes: number): ApiError {
+  const kilobytes = Math.ceil(sizeBytes / 1024);
+  const message =
+    kilobytes > 25_600
+      ? `The audio file has ${kilobytes.toLocaleString("en-US")} kilobytes, over the limit of 25 MB (25,600 kilobytes). Send a smaller or more compressed file, or parts of it.`
+      : "The audio file is too large. Send a smaller or more compressed file, or parts of it.";
+  return new ApiError({ status: 400, message, code: "file_too_large", param: "file" });
+}
+
+/** 400: an upload that could not be taken (over 50 MB, cut off, or not a readable form). */
+export function uploadFailed(param = "file"): ApiError {
+  return new ApiError({ status: 400, message: "The upload failed.", code: "upload_failed", param });
+}
+
+/** 504: a transcription still running after the time limit; the body is an HTML page. */
+export function transcriptionTimeout(): ApiError {
+  return new ApiError({ status: 504, message: "Gateway Timeout", shape: "html", retryable: true });
+}
+
+/** 400: the content check refused the text to read; nothing was read. */
+export function inputRefused(param = "input"): ApiError {
+  return new ApiError({
+    status: 400,
+    message: "The text was refused by the content policy and was not read.",
+    code: "input_refused",
+    param,
+  });
+}
+
+/** 503: the content check did not answer; nothing was read. */
+export function moderationUnavailable(): ApiError {
+  return new ApiError({
+    status: 503,
+    message: "The content check is not available at the moment; nothing was read. Try again in a minute.",
+    type: "server_error",
+    code: "moderation_unavailable",
+    retryable: true,
+  });
+}
+
+/** 400: a voice that is neither one of the own voices nor a known third-party name. */
+export function unknownVoice(voice: string, valid: readonly string[], param = "voice"): ApiError {
+  const shown = voice.length > 64 ? `${voice.slice(0, 64)}...` : voice;
+  return new ApiError({
+    status: 400,
+    message: `Unknown voice '${shown}'. Valid voices: ${valid.join(", ")}.`,
+    code: "invalid_voice",
+    param,
+  });
+}

@@ -18,6 +18,9 @@ import { ModelActivationsRepository } from "../store/repositories/model-activati
 import { UsageRepository } from "../store/repositories/usage.ts";
 import { AccountsService } from "./accounts.ts";
 import { ApiKeysService } from "./api-keys.ts";
+import { ContentCheck } from "./audio/content-check.ts";
+import { SpeechService } from "./audio/speech-service.ts";
+import { TranscriptionService } from "./audio/transcription-service.ts";
 import { CreditsService } from "./credits.ts";
 import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
@@ -39,6 +42,8 @@ export interface Services {
   upstream: UpstreamClient;
   health: HealthProbe;
   text: TextService;
+  transcription: TranscriptionService;
+  speech: SpeechService;
 }
 
 /** Builds the services; `now` lets tests move the clock. */
@@ -96,6 +101,28 @@ export function createServices(
     installationHasZones: installationZones.length > 0,
   });
   const text = new TextService({ router, catalogue, billing, prices, installationZones, activations });
+  const fallbackZone = config.installation.fallback_zone;
+  const transcription = new TranscriptionService({
+    router,
+    billing,
+    prices,
+    installationZones,
+    fallbackZone,
+    timeoutMs: config.engines.transcription_timeout_seconds * 1000,
+  });
+  const contentCheck = new ContentCheck({
+    router,
+    registry: engines,
+    policies: config.installation.content_checks,
+  });
+  const speech = new SpeechService({
+    router,
+    registry: engines,
+    billing,
+    prices,
+    contentCheck,
+    fallbackZone,
+  });
   const health = new HealthProbe(engines, log);
   return {
     accounts,
@@ -110,5 +137,7 @@ export function createServices(
     upstream,
     health,
     text,
+    transcription,
+    speech,
   };
 }

@@ -68,6 +68,8 @@ describe("loadConfig: files and environment", () => {
       zones: [],
       default_tier: "slow",
       trusted_networks: [],
+      // The built-in speech engine's zone reads texts unchecked (config/builtin-speech.ts).
+      content_checks: { builtin: "none" },
     });
     expect(config.rate_limits).toEqual({ redis_timeout_ms: 100, endpoint_limits: {} });
     expect(config.tiers).toEqual({
@@ -82,13 +84,23 @@ describe("loadConfig: files and environment", () => {
       image_per_picture: 0,
       video_per_second: 0,
     });
-    expect(config.models).toEqual([]);
-    expect(config.machines).toEqual([]);
+    expect(config.engines).toEqual({
+      connect_timeout_ms: 2_000,
+      first_byte_timeout_ms: 60_000,
+      idle_timeout_ms: 120_000,
+      transcription_timeout_seconds: 300,
+      builtin_speech: true,
+    });
+    // The embedded default speaks: the built-in espeak-ng engine serves tts-1.
+    expect(config.models.map((model) => model.id)).toEqual(["tts-1"]);
+    expect(config.machines).toEqual([
+      { name: "builtin-espeak", zone: "builtin", protocol: "espeak", models: ["tts-1"], capacity: 2 },
+    ]);
   });
 
   it("a model gets the defaults of its optional fields", async () => {
     await writeFile(join(dir, "zona.yaml"), "models:\n  - id: asr-1\n    kind: asr\n");
-    expect(loadConfig({}, dir).models).toEqual([
+    expect(loadConfig({}, dir).models.filter((model) => model.id === "asr-1")).toEqual([
       {
         id: "asr-1",
         kind: "asr",

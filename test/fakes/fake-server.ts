@@ -6,6 +6,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readMultipart } from "./fake-multipart.ts";
 
 /**
  * How a fake behaves. `refuse`: the port is closed (connections are refused); `error500`: every
@@ -57,7 +58,10 @@ export interface FakeRequest {
   /** The path without the query. */
   path: string;
   headers: IncomingHttpHeaders;
-  /** The body parsed as JSON; the raw text when it is not JSON; undefined when empty. */
+  /**
+   * The body parsed as JSON; the raw text when it is not JSON; a FakeMultipart for a
+   * multipart/form-data upload; undefined when empty.
+   */
   body: unknown;
 }
 
@@ -65,6 +69,7 @@ export interface FakeRequest {
 export type FakeReply =
   | { type: "json"; status: number; body: unknown }
   | { type: "stream"; contentType: string; pieces: string[] }
+  | { type: "binary"; status: number; contentType: string; body: Buffer }
   | { type: "empty"; status: number };
 
 /** The protocol a fake speaks. */
@@ -192,16 +197,16 @@ export class FakeServer {
     const reply = this.reply(request, mode);
     if (reply.type === "empty") {
       res.writeHead(reply.status).end();
-    } else if (reply.type === "json") {
-      const text = JSON.stringify(reply.body);
+    } else if (reply.type === "json" || reply.type === "binary") {
+      const bytes = reply.type === "json" ? Buffer.from(JSON.stringify(reply.body)) : reply.body;
       res.writeHead(reply.status, {
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(text),
+        "content-type": reply.type === "json" ? "application/json" : reply.contentType,
+        "content-length": bytes.length,
       });
       if (mode === "dropMidStream") {
-        res.write(text.slice(0, Math.floor(text.length / 2)), () => res.destroy());
+        res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
       } else {
-        res.end(text);
+        res.end(bytes);
       }
     } else {
       await this.sendStream(res, reply.contentType, reply.pieces, mode === "dropMidStream");
@@ -258,6 +263,10 @@ export class FakeServer {
 }
 
 async function readRequest(req: IncomingMessage): Promise<FakeRequest> {
+  const path = (req.url ?? "/").split("?")[0] ?? "/";
+  if (req.headers["content-type"]?.startsWith("multipart/form-data")) {
+    return { method: req.method ?? "GET", path, headers: req.headers, body: await readMultipart(req) };
+  }
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString("utf8");
@@ -269,7 +278,6 @@ async function readRequest(req: IncomingMessage): Promise<FakeRequest> {
       body = text;
     }
   }
-  const path = (req.url ?? "/").split("?")[0] ?? "/";
   return { method: req.method ?? "GET", path, headers: req.headers, body };
 }
 

@@ -1,6 +1,7 @@
 /**
  * Fake engines for tests and benchmarks: real HTTP servers on 127.0.0.1 speaking the upstream
- * protocols (vLLM-style OpenAI, Ollama, text-embeddings-inference).
+ * protocols (vLLM-style OpenAI, Ollama, text-embeddings-inference, OpenAI-style transcription
+ * (speaches / whisper.cpp), Piper, OpenAI-style moderation).
  *
  *   const fake = new FakeOpenAiServer({ chunks: 64, chunkDelayMs: 20 });
  *   const { url, close } = await fake.start();
@@ -8,11 +9,33 @@
  *   fake.configure({ errorStatus: 429 });
  *   fake.requests / fake.lastRequest / fake.requestsTo("/v1/chat/completions")
  *   const machine = fakeMachine("openai", url, { name: "gpu-1", zone: "ch" });
+ *
+ *   const whisper = new FakeWhisperServer({ languageAsName: true });  // or style: "whisper.cpp"
+ *   whisper.setTranscript({ text: "Grazie.", segments: [{ start: 0, end: 1, text: " Grazie.", no_speech_prob: 0.9 }] });
+ *   whisper.configure({ refuseStatus: 400 });  whisper.lastUpload.fields / .files[0].size
+ *   new FakePiperServer().voicesAsked;  new FakeModerationServer({ flagWord: "forbidden" });
  */
+export { type ToneOptions, toneWav, wavInfo } from "./fake-audio.ts";
 export { base64Vector, fakeEmbedding, generate, wordOverlap } from "./fake-generation.ts";
 export { fakeMachine } from "./fake-machine.ts";
+export {
+  DEFAULT_MODERATION_SETTINGS,
+  FakeModerationServer,
+  type FakeModerationSettings,
+} from "./fake-moderation-server.ts";
+export {
+  type FakeMultipart,
+  type FakeUploadedFile,
+  formValues,
+  isMultipart,
+} from "./fake-multipart.ts";
 export { FakeOllamaServer } from "./fake-ollama-server.ts";
 export { FakeOpenAiServer } from "./fake-openai-server.ts";
+export {
+  FAKE_PIPER_SAMPLE_RATE,
+  FAKE_PIPER_SECONDS_PER_CHARACTER,
+  FakePiperServer,
+} from "./fake-piper-server.ts";
 export {
   DEFAULT_FAKE_SETTINGS,
   type FakeMode,
@@ -22,3 +45,11 @@ export {
   type StartedFake,
 } from "./fake-server.ts";
 export { FakeTeiServer } from "./fake-tei-server.ts";
+export {
+  DEFAULT_WHISPER_SETTINGS,
+  type FakeTranscript,
+  type FakeTranscriptSegment,
+  type FakeTranscriptWord,
+  FakeWhisperServer,
+  type FakeWhisperSettings,
+} from "./fake-whisper-server.ts";

@@ -1,8 +1,13 @@
+import { type EspeakEngine, sharedEspeakEngine } from "../espeak/espeak-engine.ts";
 import { sharedUpstreamClient, type UpstreamClient } from "../http/upstream-client.ts";
 import type { EngineAdapter, MachineConfig } from "../types.ts";
+import { createEspeakAdapter } from "./espeak-adapter.ts";
+import { createModerationAdapter } from "./moderation-adapter.ts";
 import { createOllamaAdapter } from "./ollama-adapter.ts";
 import { createOpenAiAdapter } from "./openai-adapter.ts";
+import { createPiperAdapter } from "./piper-adapter.ts";
 import { createTeiAdapter } from "./tei-adapter.ts";
+import { createWhisperAdapter } from "./whisper-adapter.ts";
 
 /** A machine's protocol name. */
 export type Protocol = MachineConfig["protocol"];
@@ -10,12 +15,22 @@ export type Protocol = MachineConfig["protocol"];
 /** Looks up the adapter of a protocol; undefined for protocols that have none (yet). */
 export type AdapterLookup = (protocol: Protocol | string) => EngineAdapter | undefined;
 
-/** The adapters of every protocol that has one, all sharing one HTTP client (and its timeouts and pools). */
-export function createAdapters(client: UpstreamClient): AdapterLookup {
+/**
+ * The adapters of every protocol that has one, all sharing one HTTP client (and its timeouts and
+ * pools); `espeak` runs on the built-in engine (the process-wide one unless another is given).
+ */
+export function createAdapters(
+  client: UpstreamClient,
+  espeak: EspeakEngine = sharedEspeakEngine(),
+): AdapterLookup {
   const adapters = new Map<string, EngineAdapter>([
     ["openai", createOpenAiAdapter(client)],
     ["ollama", createOllamaAdapter(client)],
     ["tei", createTeiAdapter(client)],
+    ["whisper", createWhisperAdapter(client)],
+    ["piper", createPiperAdapter(client)],
+    ["espeak", createEspeakAdapter(espeak)],
+    ["moderation", createModerationAdapter(client)],
   ]);
   return (protocol) => adapters.get(protocol);
 }

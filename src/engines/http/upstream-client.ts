@@ -1,5 +1,6 @@
-import { type Dispatcher, Pool } from "undici";
-import type { MachineConfig } from "../types.ts";
+import { openAsBlob } from "node:fs";
+import { type Dispatcher, FormData, Pool } from "undici";
+import { type MachineConfig, UpstreamError } from "../types.ts";
 import { parseJsonPayload } from "./sse.ts";
 import { abortError, statusError, toUpstreamError } from "./upstream-errors.ts";
 import { upstreamTarget } from "./upstream-target.ts";
@@ -39,6 +40,33 @@ export interface UpstreamCall {
   bodyTimeoutMs?: number;
 }
 
+/** A file sent in a multipart upload, streamed from disk. */
+export interface UploadFile {
+  /** The form field that carries it. */
+  field: string;
+  path: string;
+  /** The name the upstream sees. */
+  filename: string;
+  /** Its content type. */
+  type: string;
+}
+
+/** One multipart/form-data POST to a machine: text fields and one file. */
+export interface UpstreamUpload extends Omit<UpstreamCall, "body"> {
+  /** Text fields in order; a name may repeat (`timestamp_granularities[]`). */
+  fields: ReadonlyArray<readonly [name: string, value: string]>;
+  file: UploadFile;
+}
+
+/** A binary answer (audio), with the content type the upstream declared. */
+export interface BinaryAnswer {
+  body: Buffer;
+  contentType: string | undefined;
+}
+
+/** The largest binary answer read (a runaway upstream must not fill the memory). */
+export const BINARY_ANSWER_LIMIT = 64 * 1024 * 1024;
+
 const ERROR_BODY_LIMIT = 4_096;
 const ERROR_BODY_WAIT_MS = 2_000;
 
@@ -71,14 +99,53 @@ export class UpstreamClient {
 
   /** Sends the call and parses the whole answer as JSON (`protocol` failure when it is not JSON). */
   async json(call: UpstreamCall): Promise<unknown> {
-    const response = await this.send(call, "application/json");
-    let text: string;
+    const response = await this.send(call, "application/json", jsonBody(call.body));
+    return readJson(response, call.signal);
+  }
+
+  /**
+   * POSTs a multipart form whose file is streamed from disk (never held in memory) and parses
+   * the answer as JSON. A new form is built per call, so a failed upload can be sent again.
+   */
+  async upload(call: UpstreamUpload): Promise<unknown> {
+    const form = new FormData();
+    for (const [name, value] of call.fields) form.append(name, value);
+    const file = await openAsBlob(call.file.path, { type: call.file.type });
+    form.append(call.file.field, file, call.file.filename);
+    const response = await this.send(call, "application/json", form);
+    return readJson(response, call.signal);
+  }
+
+  /**
+   * Sends the call and reads the whole answer as bytes, with its content type; an answer larger
+   * than `maxBytes` is cut off as a `protocol` failure.
+   */
+  async binary(call: UpstreamCall, accept: string, maxBytes = BINARY_ANSWER_LIMIT): Promise<BinaryAnswer> {
+    const response = await this.send(call, accept, jsonBody(call.body));
+    const header = response.headers["content-type"];
+    const contentType = Array.isArray(header) ? header[0] : header;
+    const declared = Number(response.headers["content-length"]);
+    const tooLarge = () =>
+      new UpstreamError("protocol", `the upstream sent an answer larger than ${maxBytes} bytes`);
+    if (declared > maxBytes) {
+      // Destroying an unread body makes it emit an abort error, which nobody else listens to.
+      response.body.on("error", () => {}).destroy();
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
     try {
-      text = await response.body.text();
+      for await (const chunk of response.body) {
+        const buffer = chunk as Buffer;
+        size += buffer.length;
+        // Leaving the loop destroys the body (and its connection).
+        if (size > maxBytes) throw tooLarge();
+        chunks.push(buffer);
+      }
     } catch (error) {
       throw toUpstreamError(error, call.signal, "body");
     }
-    return parseJsonPayload(text, "an answer");
+    return { body: Buffer.concat(chunks, size), contentType };
   }
 
   /**
@@ -87,7 +154,7 @@ export class UpstreamClient {
    * early closes the connection, which tells the upstream to stop generating.
    */
   async stream(call: UpstreamCall, accept: string): Promise<AsyncIterable<Uint8Array>> {
-    const response = await this.send(call, accept);
+    const response = await this.send(call, accept, jsonBody(call.body));
     return guardBody(response.body, call.signal);
   }
 
@@ -107,17 +174,18 @@ export class UpstreamClient {
     return pool;
   }
 
-  private async send(call: UpstreamCall, accept: string): Promise<Dispatcher.ResponseData> {
+  /** Sends a request: GET without a payload, POST with JSON text or a form (which sets its own content type). */
+  private async send(
+    call: Omit<UpstreamCall, "body">,
+    accept: string,
+    payload: string | FormData | undefined,
+  ): Promise<Dispatcher.ResponseData> {
     const { machine, signal } = call;
     if (signal.aborted) throw abortError(signal);
     const target = upstreamTarget(machine);
     const headers: Record<string, string> = { accept };
     if (machine.api_key !== undefined) headers.authorization = `Bearer ${machine.api_key}`;
-    let payload: string | undefined;
-    if (call.body !== undefined) {
-      payload = JSON.stringify(call.body);
-      headers["content-type"] = "application/json";
-    }
+    if (typeof payload === "string") headers["content-type"] = "application/json";
     let response: Dispatcher.ResponseData;
     try {
       response = await this.pool(target.origin).request({
@@ -139,6 +207,21 @@ export class UpstreamClient {
     }
     return response;
   }
+}
+
+/** A call's body as JSON text (undefined: none, so a GET). */
+function jsonBody(body: unknown): string | undefined {
+  return body === undefined ? undefined : JSON.stringify(body);
+}
+
+async function readJson(response: Dispatcher.ResponseData, signal: AbortSignal): Promise<unknown> {
+  let text: string;
+  try {
+    text = await response.body.text();
+  } catch (error) {
+    throw toUpstreamError(error, signal, "body");
+  }
+  return parseJsonPayload(text, "an answer");
 }
 
 async function* guardBody(

@@ -5,6 +5,7 @@ import { installKeyLimits } from "../../limits/key-limits.ts";
 import type { LimiterDeps } from "../../limits/route-limits.ts";
 import type { Services } from "../../services/create-services.ts";
 import type { TextGeneration } from "../../services/text/text-generation.ts";
+import { audioRoutes } from "./audio.ts";
 import { installKeyAuth } from "./key-auth.ts";
 import { modelsRoutes } from "./models.ts";
 import { isTextRoutes, textRoutes } from "./text-routes.ts";
@@ -38,5 +39,8 @@ export async function keyApiRoutes(
   if (options.text && options.catalogue && !options.plugins.some(isTextRoutes)) {
     await app.register(textRoutes({ text: options.text, catalogue: options.catalogue }));
   }
+  await app.register(
+    audioRoutes({ transcription: options.services.transcription, speech: options.services.speech }),
+  );
   for (const plugin of options.plugins) await app.register(plugin);
 }

@@ -21,8 +21,16 @@ describe("adapterFor", () => {
     expect(methods("tei")).toEqual(["embed", "rerank"]);
   });
 
+  it("has adapters for the audio protocols: whisper (transcribe), piper and espeak (speak), moderation", () => {
+    const methods = (protocol: string) => Object.keys(adapterFor(protocol) ?? {}).sort();
+    expect(methods("whisper")).toEqual(["transcribe"]);
+    expect(methods("piper")).toEqual(["speak"]);
+    expect(methods("espeak")).toEqual(["speak"]);
+    expect(methods("moderation")).toEqual(["moderate"]);
+  });
+
   it("has none for protocols without an adapter yet", () => {
-    for (const protocol of ["whisper", "piper", "espeak", "moderation", "images", "videos", "nonsense"]) {
+    for (const protocol of ["images", "videos", "nonsense"]) {
       expect(adapterFor(protocol)).toBeUndefined();
     }
   });

@@ -1,0 +1,151 @@
+import { randomBytes } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import busboy from "busboy";
+import type { FastifyRequest } from "fastify";
+import { BODY_LIMIT_BYTES } from "./body-parsers.ts";
+import { payloadTooLarge, uploadFailed } from "./errors.ts";
+
+/** Hard limits of one multipart upload. */
+export interface UploadLimits {
+  /** The form field that carries the file; other file parts are read and thrown away. */
+  fileField: string;
+  /** Bytes of the file kept; a longer file is marked `truncated` and the rest discarded. */
+  maxFileBytes: number;
+  /** Text fields at most, and bytes per text field (longer ones are marked too long). */
+  maxFields?: number;
+  maxFieldBytes?: number;
+}
+
+/** The file of an upload, written to a temporary folder. */
+export interface ReceivedFile {
+  path: string;
+  /** Bytes written (at most `maxFileBytes`). */
+  size: number;
+  /** The name the client gave (only shown upstream, never trusted). */
+  filename: string;
+  /** The file was longer than `maxFileBytes`: never process it. */
+  truncated: boolean;
+}
+
+/** What a multipart form held. `remove()` deletes the temporary file; call it in every case. */
+export interface MultipartUpload {
+  fields: Map<string, string[]>;
+  /** Text fields longer than `maxFieldBytes` (their value is cut). */
+  tooLong: Set<string>;
+  file: ReceivedFile | undefined;
+  remove(): Promise<void>;
+}
+
+/** Whether a request's body is a multipart form. */
+export function isMultipart(request: FastifyRequest): boolean {
+  const type = request.headers["content-type"];
+  return typeof type === "string" && /^multipart\/form-data\s*;/i.test(type);
+}
+
+/**
+ * Reads a multipart form from the request stream with hard limits: the whole request at most 64 MB
+ * (413 above, from Content-Length before reading or counted while reading), one file written to a
+ * temporary folder, a bounded number of small text fields. A malformed or cut-off form is 400
+ * `upload_failed`. The temporary folder is removed when reading fails; otherwise by `remove()`.
+ */
+export async function receiveMultipart(
+  request: FastifyRequest,
+  limits: UploadLimits,
+): Promise<MultipartUpload> {
+  const declared = Number(request.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) throw payloadTooLarge();
+  const folder = await mkdtemp(join(tmpdir(), "zona-upload-"));
+  const remove = () => rm(folder, { recursive: true, force: true });
+  try {
+    const received = await readForm(request, limits, folder);
+    return { ...received, remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+}
+
+function readForm(
+  request: FastifyRequest,
+  limits: UploadLimits,
+  folder: string,
+): Promise<Omit<MultipartUpload, "remove">> {
+  const maxFieldBytes = limits.maxFieldBytes ?? 64 * 1024;
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: request.headers,
+        limits: {
+          fileSize: limits.maxFileBytes,
+          files: 4,
+          fields: limits.maxFields ?? 64,
+          fieldSize: maxFieldBytes,
+          parts: (limits.maxFields ?? 64) + 4,
+        },
+      });
+    } catch {
+      reject(uploadFailed());
+      return;
+    }
+    const fields = new Map<string, string[]>();
+    const tooLong = new Set<string>();
+    let file: ReceivedFile | undefined;
+    const writes: Promise<void>[] = [];
+    let settled = false;
+    const fail = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      request.raw.unpipe(parser);
+      // Keep reading (and dropping) what the client still sends, so that it gets the answer.
+      request.raw.resume();
+      reject(error);
+    };
+
+    let bytes = 0;
+    request.raw.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > BODY_LIMIT_BYTES) fail(payloadTooLarge());
+    });
+    request.raw.once("aborted", () => fail(uploadFailed()));
+
+    parser.on("field", (name, value, info) => {
+      if (info.valueTruncated) tooLong.add(name);
+      const list = fields.get(name) ?? [];
+      list.push(value);
+      fields.set(name, list);
+    });
+    parser.on("file", (name, stream, info) => {
+      if (name !== limits.fileField || file !== undefined) {
+        stream.resume();
+        return;
+      }
+      const path = join(folder, `upload-${randomBytes(6).toString("hex")}`);
+      const received: ReceivedFile = { path, size: 0, filename: info.filename ?? "", truncated: false };
+      file = received;
+      stream.on("data", (chunk: Buffer) => {
+        received.size += chunk.length;
+      });
+      stream.once("limit", () => {
+        received.truncated = true;
+      });
+      writes.push(pipeline(stream, createWriteStream(path)));
+    });
+    parser.once("error", () => fail(uploadFailed()));
+    parser.once("close", () => {
+      Promise.all(writes).then(
+        () => {
+          if (settled) return;
+          settled = true;
+          resolve({ fields, tooLong, file });
+        },
+        () => fail(uploadFailed()),
+      );
+    });
+    request.raw.pipe(parser);
+  });
+}

@@ -1,0 +1,144 @@
+import type { BillingService } from "../../billing/billing-service.ts";
+import type { PriceList } from "../../billing/prices.ts";
+import type { EngineRegistry, Machine } from "../../engines/registry.ts";
+import type { Router } from "../../engines/router.ts";
+import { type SpeechCall, UpstreamError, type VoiceName } from "../../engines/types.ts";
+import { ApiError, badGateway } from "../../http/errors.ts";
+import { AI_SPEECH_COMMENT, type AiMark } from "../../media/ai-mark.ts";
+import { encodeMp3, Mp3EncoderUnavailable } from "../../media/mp3.ts";
+import { markWavAsAi, wavPcm16 } from "../../media/wav.ts";
+import type { GenerationContext } from "../text/text-generation.ts";
+import type { ContentCheck } from "./content-check.ts";
+import { resolveVoice } from "./voices.ts";
+
+/** A text to read, its fields validated by the route. */
+export interface SpeechRequest {
+  input: string;
+  /** As the client sent it: an own voice, a third-party name, or absent. */
+  voice: string | undefined;
+  /** Two letters. */
+  language: string;
+  format: "wav" | "mp3";
+}
+
+/** The audio made. */
+export interface SpeechOutcome {
+  audio: Buffer;
+  contentType: "audio/wav" | "audio/mpeg";
+  voice: VoiceName;
+  durationSeconds: number;
+}
+
+/** The catalogue model that speech runs on. */
+export const SPEECH_MODEL = "tts-1";
+const ENDPOINT = "audio.speech";
+const AI_MARK: AiMark = { software: "Zona", comment: AI_SPEECH_COMMENT };
+
+/**
+ * Speech for both APIs (spec "Speech: POST /v1/audio/speech"): the voice from the voice tables,
+ * the content check of the zone where it runs (before anything is read), then the whole file from
+ * a speech machine of the fallback zone (or, without one there, of the first zone that has one),
+ * marked as made by AI (a LIST/INFO chunk in WAV, ID3 tags in MP3). Billed per character; an
+ * engine that fails, or a missing MP3 encoder, is 502 and costs nothing.
+ */
+export class SpeechService {
+  private readonly router: Router;
+  private readonly registry: EngineRegistry;
+  private readonly billing: BillingService;
+  private readonly prices: PriceList;
+  private readonly contentCheck: ContentCheck;
+  private readonly fallbackZone: string | undefined;
+
+  constructor(deps: {
+    router: Router;
+    registry: EngineRegistry;
+    billing: BillingService;
+    prices: PriceList;
+    contentCheck: ContentCheck;
+    fallbackZone: string | undefined;
+  }) {
+    this.router = deps.router;
+    this.registry = deps.registry;
+    this.billing = deps.billing;
+    this.prices = deps.prices;
+    this.contentCheck = deps.contentCheck;
+    this.fallbackZone = deps.fallbackZone;
+  }
+
+  /** The voice a request gets (400 for an unknown name), without reading anything. */
+  voiceOf(request: Pick<SpeechRequest, "voice" | "language">, param = "voice"): VoiceName {
+    return resolveVoice(request.voice, request.language, param);
+  }
+
+  async speak(
+    request: SpeechRequest,
+    context: GenerationContext,
+    inputParam = "input",
+  ): Promise<SpeechOutcome> {
+    const voice = this.voiceOf(request);
+    const zone = this.speechZone(context);
+    if (zone === undefined) throw badGateway("No speech engine is configured on this installation.");
+    await this.contentCheck.check(request.input, zone, context.signal, inputParam);
+    const characters = [...request.input].length;
+    const cost = this.prices.speech(characters);
+    const reservation = await this.billing.reserve({
+      requestId: context.requestId,
+      principal: context.principal,
+      endpoint: ENDPOINT,
+      model: SPEECH_MODEL,
+      maxCostMicros: cost,
+    });
+    const call: SpeechCall = { text: request.input, voice, language: request.language };
+    let outcome: SpeechOutcome;
+    let where: { zone: string; machine: string };
+    try {
+      const routed = await this.router.run(
+        { model: SPEECH_MODEL, zones: [zone], tier: context.tier },
+        (machine, adapter) => {
+          if (!adapter.speak) throw new UpstreamError("protocol", "this machine's protocol cannot speak");
+          return adapter.speak(machine.config, call, context.signal);
+        },
+      );
+      where = { zone: routed.zone, machine: routed.machine };
+      outcome = await this.encode(routed.result, request.format, voice);
+    } catch (error) {
+      await reservation.release({ outcome: "failed" });
+      if (context.signal.aborted) throw error;
+      if (error instanceof Mp3EncoderUnavailable) throw badGateway("The MP3 encoder is not available.");
+      // No machine could be tried (all down) or none answered: the speech engine failed.
+      if (error instanceof UpstreamError || (error instanceof ApiError && error.status >= 500)) {
+        throw badGateway("The speech engine did not answer. Try again with growing pauses.");
+      }
+      throw error;
+    }
+    void reservation.settle({ costMicros: cost, units: { characters }, ...where });
+    return outcome;
+  }
+
+  /** The fallback zone when it has a speech machine, else the zone of the first machine that has one. */
+  private speechZone(context: GenerationContext): string | undefined {
+    const machines: Machine[] = this.registry.candidates(SPEECH_MODEL, null, context.tier);
+    if (
+      this.fallbackZone !== undefined &&
+      machines.some((machine) => machine.config.zone === this.fallbackZone)
+    ) {
+      return this.fallbackZone;
+    }
+    return machines[0]?.config.zone;
+  }
+
+  private async encode(wav: Buffer, format: "wav" | "mp3", voice: VoiceName): Promise<SpeechOutcome> {
+    let pcm: ReturnType<typeof wavPcm16>;
+    try {
+      pcm = wavPcm16(wav);
+    } catch {
+      throw new UpstreamError("protocol", "the speech engine did not answer a 16-bit PCM WAV file");
+    }
+    const durationSeconds = pcm.pcm.length / 2 / pcm.channels / pcm.sampleRate;
+    if (format === "mp3") {
+      const audio = await encodeMp3(pcm.pcm, pcm.sampleRate, pcm.channels, AI_MARK);
+      return { audio, contentType: "audio/mpeg", voice, durationSeconds };
+    }
+    return { audio: markWavAsAi(wav, AI_MARK), contentType: "audio/wav", voice, durationSeconds };
+  }
+}

@@ -1,0 +1,110 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createPiperAdapter, PIPER_VOICES } from "../../../src/engines/adapters/piper-adapter.ts";
+import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
+import type { EngineAdapter, SpeechCall, VoiceName } from "../../../src/engines/types.ts";
+import { UpstreamError } from "../../../src/engines/types.ts";
+import {
+  FAKE_PIPER_SAMPLE_RATE,
+  FAKE_PIPER_SECONDS_PER_CHARACTER,
+  FakePiperServer,
+  FakeServer,
+  fakeMachine,
+  wavInfo,
+} from "../../fakes/index.ts";
+
+const fake = new FakePiperServer();
+let client: UpstreamClient;
+let speak: NonNullable<EngineAdapter["speak"]>;
+const signal = () => new AbortController().signal;
+const machine = () => fakeMachine("piper", fake.url);
+const call = (voice: VoiceName, text = "Buongiorno a tutti."): SpeechCall => ({
+  text,
+  voice,
+  language: "it",
+});
+
+beforeAll(async () => {
+  await fake.start();
+  client = new UpstreamClient({ headersMs: 300 });
+  speak = createPiperAdapter(client).speak as typeof speak;
+});
+afterAll(async () => {
+  await client.close();
+  await fake.close();
+});
+afterEach(async () => {
+  await fake.setMode("normal", { models: undefined });
+  fake.clearRequests();
+});
+
+async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(UpstreamError);
+  return error as UpstreamError;
+}
+
+describe("piper adapter", () => {
+  const table: Array<[VoiceName, string]> = [
+    ["paola", "it_IT-paola-medium"],
+    ["riccardo", "it_IT-riccardo-x_low"],
+    ["amy", "en_US-amy-medium"],
+    ["ryan", "en_US-ryan-high"],
+    ["thorsten", "de_DE-thorsten-medium"],
+    ["siwis", "fr_FR-siwis-medium"],
+  ];
+  it("maps every own voice to its Piper model", () => {
+    expect(Object.entries(PIPER_VOICES).sort()).toEqual([...table].sort());
+  });
+
+  for (const [voice, model] of table) {
+    it(`${voice}: posts {text, voice: ${model}} to / and returns the WAV as sent`, async () => {
+      const text = `Testo per ${voice}.`;
+      const wav = await speak(machine(), call(voice, text), signal());
+      expect(fake.lastRequest).toMatchObject({ method: "POST", path: "/", body: { text, voice: model } });
+      expect(fake.lastRequest.headers["content-type"]).toBe("application/json");
+      expect(fake.voicesAsked).toEqual([model]);
+      const info = wavInfo(wav);
+      expect(info).toMatchObject({ channels: 1, sampleRate: FAKE_PIPER_SAMPLE_RATE, bitsPerSample: 16 });
+      const samples = Math.round(text.length * FAKE_PIPER_SECONDS_PER_CHARACTER * FAKE_PIPER_SAMPLE_RATE);
+      expect(info?.dataBytes).toBe(samples * 2);
+      fake.clearRequests();
+    });
+  }
+
+  it("maps a 200 answer that is not a WAV file to protocol", async () => {
+    const broken = new FakeServer({
+      errorBody: (_status, message) => message,
+      handle: () => ({
+        type: "binary",
+        status: 200,
+        contentType: "audio/wav",
+        body: Buffer.from("<html>busy</html>"),
+      }),
+    });
+    await broken.start();
+    try {
+      const error = await failure(speak(fakeMachine("piper", broken.url), call("amy"), signal()));
+      expect([error.kind, error.retryable]).toEqual(["protocol", true]);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it("maps a missing voice (500), refuse, hang, a cut answer and an empty text to typed failures", async () => {
+    fake.configure({ models: ["it_IT-paola-medium"] });
+    const missing = await failure(speak(machine(), call("amy"), signal()));
+    expect([missing.kind, missing.status, missing.retryable]).toEqual(["status", 500, true]);
+    fake.configure({ models: undefined });
+    const empty = await failure(speak(machine(), call("amy", "  "), signal()));
+    expect([empty.kind, empty.status, empty.retryable]).toEqual(["status", 400, false]);
+    await fake.setMode("refuse");
+    expect((await failure(speak(machine(), call("amy"), signal()))).kind).toBe("connect");
+    await fake.setMode("hang");
+    expect((await failure(speak(machine(), call("amy"), signal()))).kind).toBe("timeout");
+    await fake.setMode("dropMidStream");
+    expect((await failure(speak(machine(), call("amy"), signal()))).kind).toBe("connect");
+  });
+});
