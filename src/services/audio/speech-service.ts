@@ -48,6 +48,7 @@ export class SpeechService {
   private readonly prices: PriceList;
   private readonly contentCheck: ContentCheck;
   private readonly fallbackZone: string | undefined;
+  private readonly mp3: typeof encodeMp3;
 
   constructor(deps: {
     router: Router;
@@ -56,6 +57,8 @@ export class SpeechService {
     prices: PriceList;
     contentCheck: ContentCheck;
     fallbackZone: string | undefined;
+    /** The MP3 encoder (a test replaces it with one that cannot load). */
+    encodeMp3?: typeof encodeMp3;
   }) {
     this.router = deps.router;
     this.registry = deps.registry;
@@ -63,6 +66,7 @@ export class SpeechService {
     this.prices = deps.prices;
     this.contentCheck = deps.contentCheck;
     this.fallbackZone = deps.fallbackZone;
+    this.mp3 = deps.encodeMp3 ?? encodeMp3;
   }
 
   /** The voice a request gets (400 for an unknown name), without reading anything. */
@@ -136,7 +140,7 @@ export class SpeechService {
     }
     const durationSeconds = pcm.pcm.length / 2 / pcm.channels / pcm.sampleRate;
     if (format === "mp3") {
-      const audio = await encodeMp3(pcm.pcm, pcm.sampleRate, pcm.channels, AI_MARK);
+      const audio = await this.mp3(pcm.pcm, pcm.sampleRate, pcm.channels, AI_MARK);
       return { audio, contentType: "audio/mpeg", voice, durationSeconds };
     }
     return { audio: markWavAsAi(wav, AI_MARK), contentType: "audio/wav", voice, durationSeconds };

@@ -3,8 +3,8 @@ import { createModerationAdapter } from "../../../src/engines/adapters/moderatio
 import { fromModeration } from "../../../src/engines/adapters/moderation-transforms.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
 import type { EngineAdapter } from "../../../src/engines/types.ts";
-import { UpstreamError } from "../../../src/engines/types.ts";
 import { DEFAULT_MODERATION_SETTINGS, FakeModerationServer, fakeMachine } from "../../fakes/index.ts";
+import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeModerationServer();
 let client: UpstreamClient;
@@ -26,15 +26,6 @@ afterEach(async () => {
   fake.configure({ ...DEFAULT_MODERATION_SETTINGS, models: undefined });
   fake.clearRequests();
 });
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("moderation adapter", () => {
   const cases = [

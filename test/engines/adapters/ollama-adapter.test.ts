@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createOllamaAdapter } from "../../../src/engines/adapters/ollama-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
 import type { ChatCall, ChatChunk, CompletionCall, EngineAdapter } from "../../../src/engines/types.ts";
-import { UpstreamError } from "../../../src/engines/types.ts";
 import { FakeOllamaServer, fakeEmbedding, fakeMachine } from "../../fakes/index.ts";
+import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeOllamaServer();
 let client: UpstreamClient;
@@ -33,15 +33,6 @@ async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of source) out.push(item);
   return out;
-}
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
 }
 
 function chat(): NonNullable<EngineAdapter["chat"]> {

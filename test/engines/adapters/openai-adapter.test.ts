@@ -8,8 +8,8 @@ import type {
   EngineAdapter,
   TextChunk,
 } from "../../../src/engines/types.ts";
-import { UpstreamError } from "../../../src/engines/types.ts";
 import { FakeOpenAiServer, fakeEmbedding, fakeMachine } from "../../fakes/index.ts";
+import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeOpenAiServer();
 let client: UpstreamClient;
@@ -39,15 +39,6 @@ async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of source) out.push(item);
   return out;
-}
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
 }
 
 const WEATHER_TOOL = {

@@ -2,7 +2,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPiperAdapter, PIPER_VOICES } from "../../../src/engines/adapters/piper-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
 import type { EngineAdapter, SpeechCall, VoiceName } from "../../../src/engines/types.ts";
-import { UpstreamError } from "../../../src/engines/types.ts";
 import {
   FAKE_PIPER_SAMPLE_RATE,
   FAKE_PIPER_SECONDS_PER_CHARACTER,
@@ -11,6 +10,7 @@ import {
   fakeMachine,
   wavInfo,
 } from "../../fakes/index.ts";
+import { failure } from "../upstream-failure.ts";
 
 const fake = new FakePiperServer();
 let client: UpstreamClient;
@@ -36,15 +36,6 @@ afterEach(async () => {
   await fake.setMode("normal", { models: undefined });
   fake.clearRequests();
 });
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("piper adapter", () => {
   const table: Array<[VoiceName, string]> = [

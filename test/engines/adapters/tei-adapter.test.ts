@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTeiAdapter } from "../../../src/engines/adapters/tei-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
 import type { EngineAdapter } from "../../../src/engines/types.ts";
-import { UpstreamError } from "../../../src/engines/types.ts";
 import { FakeTeiServer, fakeEmbedding, fakeMachine } from "../../fakes/index.ts";
+import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeTeiServer();
 let client: UpstreamClient;
@@ -27,15 +27,6 @@ afterEach(async () => {
   await fake.setMode("normal");
   fake.clearRequests();
 });
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("tei adapter", () => {
   it("embed posts /embed with truncate and returns 1024-dim vectors, promptTokens null", async () => {

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import { UpstreamError } from "../../../src/engines/types.ts";
 import { FakePiperServer, FakeServer, FakeWhisperServer, fakeMachine, toneWav } from "../../fakes/index.ts";
+import { failure } from "../upstream-failure.ts";
 
 const whisper = new FakeWhisperServer();
 const piper = new FakePiperServer();
@@ -34,15 +34,6 @@ afterEach(async () => {
   await Promise.all([whisper.setMode("normal"), piper.setMode("normal")]);
   whisper.clearRequests();
 });
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("UpstreamClient.upload", () => {
   it("streams a large file from disk with repeated fields, and reuses the connection", async () => {

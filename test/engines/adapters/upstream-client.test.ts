@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
 import { openAiPath, rootPath } from "../../../src/engines/http/upstream-target.ts";
-import { UpstreamError } from "../../../src/engines/types.ts";
 import { FakeOpenAiServer, fakeMachine } from "../../fakes/index.ts";
+import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeOpenAiServer();
 let client: UpstreamClient;
@@ -36,15 +36,6 @@ function call(
     body: "body" in overrides ? overrides.body : chatBody,
     signal: overrides.signal ?? new AbortController().signal,
   };
-}
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
 }
 
 describe("upstream targets", () => {

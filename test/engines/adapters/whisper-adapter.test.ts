@@ -13,6 +13,7 @@ import {
   formValues,
   toneWav,
 } from "../../fakes/index.ts";
+import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeWhisperServer();
 let client: UpstreamClient;
@@ -50,15 +51,6 @@ afterEach(async () => {
   fake.configure({ ...DEFAULT_WHISPER_SETTINGS });
   fake.clearRequests();
 });
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("whisper adapter: the upload", () => {
   it("streams the file under `file` with the call's filename and type, and the key as bearer", async () => {

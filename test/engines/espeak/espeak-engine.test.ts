@@ -5,19 +5,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { EspeakEngine } from "../../../src/engines/espeak/espeak-engine.ts";
-import { UpstreamError } from "../../../src/engines/types.ts";
+import { failure } from "../upstream-failure.ts";
 
 const engine = new EspeakEngine();
 afterAll(() => engine.close());
-
-async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
 
 describe("EspeakEngine", () => {
   it("starts its worker on the first synthesis only", async () => {
