@@ -18,6 +18,7 @@ import { installRouteLimiters } from "./limits/route-limiters.ts";
 import { TrustedNetworks } from "./limits/trusted-networks.ts";
 import { MetricsRegistry } from "./metrics/metrics-registry.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
+import { appApiRoutes } from "./routes/app/index.ts";
 import { keyApiRoutes } from "./routes/v1/index.ts";
 import { createServices, type Services } from "./services/create-services.ts";
 import type { Store } from "./store/database.ts";
@@ -97,6 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     text: services.text,
     catalogue: services.catalogue,
   });
+  await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
   if (config.server.admin_token) {
     const adminToken = config.server.admin_token;
     await app.register(adminRoutes, {

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 
-const KEY_PREFIX = "sk-";
+/** Every API key starts with this. */
+export const API_KEY_PREFIX = "sk-";
+const KEY_PREFIX = API_KEY_PREFIX;
 // 32 random bytes in base64url are 43 characters; longer keys (from another generator) are accepted too.
 const KEY_PATTERN = /^sk-[A-Za-z0-9_-]{43,200}$/;
 

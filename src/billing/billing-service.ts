@@ -1,15 +1,15 @@
 import type { FastifyBaseLogger } from "fastify";
 import { insufficientCredits, spendingLimitReached } from "../http/errors.ts";
-import type { KeyPrincipal } from "../services/api-keys.ts";
 import type { BillingRepository } from "../store/repositories/billing.ts";
 import { monthOf } from "./month.ts";
+import type { Payer } from "./payer.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
 import { UsageBatcher } from "./usage-batcher.ts";
 
 /** What an endpoint says about a request before it runs. */
 export interface Charge {
   requestId: string;
-  principal: KeyPrincipal;
+  principal: Payer;
   /** The endpoint as recorded in usage, e.g. `chat.completions`. */
   endpoint: string;
   model: string | null;

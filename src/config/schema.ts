@@ -175,6 +175,27 @@ export const configSchema = z
         reservation_timeout_seconds: z.number().int().positive().default(900),
       })
       .prefault({}),
+    app: z
+      .strictObject({
+        /** Lifetime of an access token of the app API (spec default 24 hours). */
+        access_token_seconds: z.number().int().positive().default(86_400),
+        /** Lifetime of a refresh token (spec default 30 days). */
+        refresh_token_seconds: z.number().int().positive().default(2_592_000),
+        /** The label of a conversation created without `model` (only a label: each message names its model). */
+        default_chat_label: z.string().min(1).max(128).default("gemma2.5:1.5b"),
+        /** Where users open the links of verification and password-reset mails (the web chat). */
+        public_url: z
+          .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+          .default("http://localhost:8080"),
+        mail: z
+          .strictObject({
+            /** smtp:// or smtps:// URL of the mail server; without it mail waits in the outbox (`zona mail list`). */
+            smtp_url: z.url({ protocol: /^smtps?$/, error: "must be an smtp:// or smtps:// URL" }).optional(),
+            from: z.string().min(3).default("Zona <no-reply@localhost>"),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
     models: z.array(modelSchema).default([]),
     machines: z.array(machineSchema).default([]),
   })

@@ -357,3 +357,28 @@ export function unknownVoice(voice: string, valid: readonly string[], param = "v
     param,
   });
 }
+
+/** 401 of the app API: the token is missing, wrong or expired, or the account is disabled. */
+export function unauthorized(
+  message = "Sign in again: the access token is missing, invalid or expired.",
+): ApiError {
+  return new ApiError({ status: 401, message, code: "unauthorized" });
+}
+
+/** 401 of the app API's login: no account with that email and password. */
+export function invalidCredentials(): ApiError {
+  return new ApiError({
+    status: 401,
+    message: "The email or the password is wrong.",
+    code: "invalid_credentials",
+  });
+}
+
+/** 403 of the app API: the account's email address is not verified yet. */
+export function emailUnverified(): ApiError {
+  return new ApiError({
+    status: 403,
+    message: "Verify your email address first: follow the link in the mail we sent you.",
+    code: "email_unverified",
+  });
+}

@@ -1,12 +1,5 @@
 import type { RouteLimit } from "./route-limits.ts";
 
-declare module "fastify" {
-  interface FastifyRequest {
-    /** The signed-in user of the app API; null until its authentication sets it. */
-    user: { id: string } | null;
-  }
-}
-
 /**
  * Per-user limits of the app API (spec "Rate limits"): one counter shared by every limited call,
  * each compared with its own limit. `GET /audio/voices` is not limited: it declares nothing.

@@ -1,19 +1,16 @@
 import { displayPrefix, generateApiKey, hashApiKey, looksLikeApiKey } from "../auth/api-key-format.ts";
 import { KeyCache } from "../auth/key-cache.ts";
 import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
+import type { Payer } from "../billing/payer.ts";
 import { invalidApiKey, invalidRequest, itemNotFound } from "../http/errors.ts";
 import { isRowId } from "../store/ids.ts";
 import type { ApiKeyRow, ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import type { AccountsService } from "./accounts.ts";
 
 /** Who is calling the key API, once the key checked out. */
-export interface KeyPrincipal {
+export interface KeyPrincipal extends Payer {
   keyId: string;
-  accountId: string;
   keyName: string;
-  /** Zones the key may run in; null means the installation's zones. */
-  zones: string[] | null;
-  monthlyLimitMicros: number | null;
 }
 
 /** What is needed to issue a key. */

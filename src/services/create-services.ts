@@ -15,12 +15,14 @@ import { ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import { BillingRepository } from "../store/repositories/billing.ts";
 import { CreditsRepository } from "../store/repositories/credits.ts";
 import { ModelActivationsRepository } from "../store/repositories/model-activations.ts";
+import { ServiceSecretsRepository } from "../store/repositories/service-secrets.ts";
 import { UsageRepository } from "../store/repositories/usage.ts";
 import { AccountsService } from "./accounts.ts";
 import { ApiKeysService } from "./api-keys.ts";
 import { ContentCheck } from "./audio/content-check.ts";
 import { SpeechService } from "./audio/speech-service.ts";
 import { TranscriptionService } from "./audio/transcription-service.ts";
+import { AppSessions } from "./auth/app-sessions.ts";
 import { CreditsService } from "./credits.ts";
 import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
@@ -44,6 +46,8 @@ export interface Services {
   text: TextService;
   transcription: TranscriptionService;
   speech: SpeechService;
+  /** Access tokens of the app API and the user behind them. */
+  appSessions: AppSessions;
 }
 
 /** Builds the services; `now` lets tests move the clock. */
@@ -123,6 +127,12 @@ export function createServices(
     contentCheck,
     fallbackZone,
   });
+  const appSessions = new AppSessions({
+    accounts,
+    secrets: new ServiceSecretsRepository(store.db),
+    now,
+    accessSeconds: config.app.access_token_seconds,
+  });
   const health = new HealthProbe(engines, log);
   return {
     accounts,
@@ -139,5 +149,6 @@ export function createServices(
     text,
     transcription,
     speech,
+    appSessions,
   };
 }

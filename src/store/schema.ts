@@ -101,7 +101,8 @@ export const reservations = pgTable(
   "reservations",
   {
     requestId: text("request_id").primaryKey(),
-    keyId: uuid("key_id").notNull(),
+    /** Null for requests of the app API, which a signed-in user makes without a key. */
+    keyId: uuid("key_id"),
     accountId: uuid("account_id").notNull(),
     month: text("month").notNull(),
     amountMicros: bigint("amount_micros", { mode: "number" }).notNull(),
@@ -120,7 +121,8 @@ export const usageRecords = pgTable(
   "usage_records",
   {
     requestId: text("request_id").primaryKey(),
-    keyId: uuid("key_id").notNull(),
+    /** Null for requests of the app API, which a signed-in user makes without a key. */
+    keyId: uuid("key_id"),
     accountId: uuid("account_id").notNull(),
     month: text("month").notNull(),
     endpoint: text("endpoint").notNull(),
@@ -146,3 +148,110 @@ export const modelActivations = pgTable("model_activations", {
   modelId: text("model_id").primaryKey(),
   activatedAt: timestamp("activated_at", { withTimezone: true }).notNull().defaultNow(),
 });
+
+/** Refresh tokens of the app API; only a hash of the secret is kept. */
+export const refreshTokens = pgTable(
+  "refresh_tokens",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    /** Set when the token was exchanged for a new pair: using it again revokes the account's tokens. */
+    retiredAt: timestamp("retired_at", { withTimezone: true }),
+    /** Set by logout, by reuse of a retired token and by a password reset. */
+    revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("refresh_tokens_hash_unique").on(t.tokenHash),
+    index("refresh_tokens_account_idx").on(t.accountId),
+  ],
+);
+
+/** One-time tokens sent by mail: email verification and password reset; only a hash is kept. */
+export const emailTokens = pgTable(
+  "email_tokens",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    /** `verify_email` or `reset_password`. */
+    purpose: text("purpose").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("email_tokens_hash_unique").on(t.tokenHash)],
+);
+
+/** Mail to send: kept here when no SMTP server is configured (the operator reads it with the CLI). */
+export const mailOutbox = pgTable(
+  "mail_outbox",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    recipient: text("recipient").notNull(),
+    subject: text("subject").notNull(),
+    body: text("body").notNull(),
+    /** When an SMTP server took it; null while it waits in the outbox. */
+    sentAt: timestamp("sent_at", { withTimezone: true }),
+    lastError: text("last_error"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("mail_outbox_created_idx").on(t.createdAt)],
+);
+
+/** Secrets the service makes itself on first start and shares between instances (token signing). */
+export const serviceSecrets = pgTable("service_secrets", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Conversations of the app API, kept on the server. */
+export const conversations = pgTable(
+  "conversations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    /** `default` until the automatic title replaces it, `user` once the user set one, `auto` after the job. */
+    titleSource: text("title_source").notNull(),
+    /** The label of the last message sent, or the one given at creation. */
+    model: text("model").notNull(),
+    /** The machine family the user prefers (`backend`), remembered for later messages. */
+    backend: text("backend"),
+    /** Archived in the web chat: left out of the list. */
+    archived: boolean("archived").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("conversations_account_updated_idx").on(t.accountId, t.updatedAt)],
+);
+
+/** Messages of a conversation, oldest first by `created_at` and then `seq`. */
+export const conversationMessages = pgTable(
+  "conversation_messages",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    conversationId: uuid("conversation_id")
+      .notNull()
+      .references(() => conversations.id, { onDelete: "cascade" }),
+    /** Order within the conversation. */
+    seq: integer("seq").notNull(),
+    role: text("role").notNull(),
+    content: text("content").notNull(),
+    model: text("model").notNull(),
+    tier: text("tier").notNull(),
+    promptTokens: integer("prompt_tokens").notNull().default(0),
+    completionTokens: integer("completion_tokens").notNull().default(0),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("conversation_messages_order_unique").on(t.conversationId, t.seq)],
+);

@@ -19,12 +19,16 @@ function addressRoutes(app: FastifyInstance): void {
   app.get("/test/images/file/:name", { config: addressLimit("imageFile") }, async () => ({ ok: 1 }));
 }
 
+function testUser(id: string) {
+  return { id, email: `${id}@example.com`, emailVerified: true, language: "it" as const };
+}
+
 function userRoutes(app: FastifyInstance): void {
   void app.register(async (scope) => {
     // The app API's authentication will set request.user; here a header names the user.
     scope.addHook("onRequest", async (request) => {
       const id = request.headers["x-test-user"];
-      request.user = typeof id === "string" ? { id } : null;
+      request.user = typeof id === "string" ? testUser(id) : null;
     });
     scope.post("/test/audio/transcribe", { config: userLimit("transcribe") }, async () => ({ ok: 1 }));
     scope.post("/test/audio/synthesize", { config: userLimit("synthesize") }, async () => ({ ok: 1 }));
@@ -36,7 +40,7 @@ function userRoutes(app: FastifyInstance): void {
     {
       config: userLimit("chatMessages"),
       onRequest: async (request) => {
-        request.user = { id: String(request.headers["x-test-user"]) };
+        request.user = testUser(String(request.headers["x-test-user"]));
       },
     },
     async () => ({ ok: 1 }),

@@ -31,7 +31,6 @@ export interface SpeechOutcome {
 
 /** The catalogue model that speech runs on. */
 export const SPEECH_MODEL = "tts-1";
-const ENDPOINT = "audio.speech";
 const AI_MARK: AiMark = { software: "Zona", comment: AI_SPEECH_COMMENT };
 
 /**
@@ -88,7 +87,7 @@ export class SpeechService {
     const reservation = await this.billing.reserve({
       requestId: context.requestId,
       principal: context.principal,
-      endpoint: ENDPOINT,
+      endpoint: context.endpoint,
       model: SPEECH_MODEL,
       maxCostMicros: cost,
     });

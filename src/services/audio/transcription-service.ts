@@ -42,7 +42,6 @@ export interface TranscriptionOutcome {
   silent: boolean;
 }
 
-const ENDPOINT = "audio.transcriptions";
 
 /**
  * Transcription for both APIs (spec "Transcription: POST /v1/audio/transcriptions"): the format is
@@ -97,7 +96,7 @@ export class TranscriptionService {
     const reservation = await this.billing.reserve({
       requestId: context.requestId,
       principal: context.principal,
-      endpoint: ENDPOINT,
+      endpoint: context.endpoint,
       model: request.model,
       maxCostMicros: this.prices.transcription(durationBound(audio, request.file.size)),
       holdSeconds: Math.ceil(this.timeoutMs / 1000) + 60,

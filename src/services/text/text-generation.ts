@@ -1,3 +1,4 @@
+import type { Payer } from "../../billing/payer.ts";
 import type { TierName } from "../../config/schema.ts";
 import type {
   ChatCall,
@@ -8,12 +9,11 @@ import type {
   TextChunk,
   TextCompletion,
 } from "../../engines/types.ts";
-import type { KeyPrincipal } from "../api-keys.ts";
 
 /** Who asks, and how, for one request of the key API. */
 export interface GenerationContext {
   requestId: string;
-  principal: KeyPrincipal;
+  principal: Payer;
   tier: TierName;
   /** The endpoint as usage records name it, e.g. `chat.completions`. */
   endpoint: string;

@@ -41,17 +41,21 @@ export class BillingRepository {
     try {
       await this.db.transaction(async (tx) => {
         const amount = row.amountMicros;
-        await tx.insert(keyMonthSpend).values({ keyId: row.keyId, month: row.month }).onConflictDoNothing();
-        const limit =
-          monthlyLimitMicros === null
-            ? sql`TRUE`
-            : sql`${keyMonthSpend.spentMicros} + ${keyMonthSpend.reservedMicros} + ${amount} <= ${monthlyLimitMicros}`;
-        const spend = await tx
-          .update(keyMonthSpend)
-          .set({ reservedMicros: sql`${keyMonthSpend.reservedMicros} + ${amount}` })
-          .where(and(eq(keyMonthSpend.keyId, row.keyId), eq(keyMonthSpend.month, row.month), limit))
-          .returning({ keyId: keyMonthSpend.keyId });
-        if (spend.length === 0) throw new Refused("spending_limit_reached");
+        // A request of the app API has no key, so no key's monthly limit: only credits can refuse it.
+        if (row.keyId !== null && row.keyId !== undefined) {
+          const keyId = row.keyId;
+          await tx.insert(keyMonthSpend).values({ keyId, month: row.month }).onConflictDoNothing();
+          const limit =
+            monthlyLimitMicros === null
+              ? sql`TRUE`
+              : sql`${keyMonthSpend.spentMicros} + ${keyMonthSpend.reservedMicros} + ${amount} <= ${monthlyLimitMicros}`;
+          const spend = await tx
+            .update(keyMonthSpend)
+            .set({ reservedMicros: sql`${keyMonthSpend.reservedMicros} + ${amount}` })
+            .where(and(eq(keyMonthSpend.keyId, keyId), eq(keyMonthSpend.month, row.month), limit))
+            .returning({ keyId: keyMonthSpend.keyId });
+          if (spend.length === 0) throw new Refused("spending_limit_reached");
+        }
         if (row.prepaid) {
           // "No credits left" refuses even a request that would cost nothing.
           const needed = Math.max(amount, 1);
@@ -87,13 +91,15 @@ export class BillingRepository {
       const reservation = taken[0];
       if (!reservation) return undefined;
       const cost = Math.max(0, Math.min(facts.costMicros, reservation.amountMicros));
-      await tx
-        .update(keyMonthSpend)
-        .set({
-          reservedMicros: sql`${keyMonthSpend.reservedMicros} - ${reservation.amountMicros}`,
-          spentMicros: sql`${keyMonthSpend.spentMicros} + ${cost}`,
-        })
-        .where(and(eq(keyMonthSpend.keyId, reservation.keyId), eq(keyMonthSpend.month, reservation.month)));
+      if (reservation.keyId !== null) {
+        await tx
+          .update(keyMonthSpend)
+          .set({
+            reservedMicros: sql`${keyMonthSpend.reservedMicros} - ${reservation.amountMicros}`,
+            spentMicros: sql`${keyMonthSpend.spentMicros} + ${cost}`,
+          })
+          .where(and(eq(keyMonthSpend.keyId, reservation.keyId), eq(keyMonthSpend.month, reservation.month)));
+      }
       if (reservation.prepaid) {
         const balances = await tx
           .update(creditBalances)
@@ -174,7 +180,7 @@ export class BillingRepository {
         RETURNING key_id, month, cost_micros
       )
       INSERT INTO ${keyMonthSpend} (key_id, month, spent_micros)
-      SELECT key_id, month, sum(cost_micros) FROM recorded GROUP BY key_id, month
+      SELECT key_id, month, sum(cost_micros) FROM recorded WHERE key_id IS NOT NULL GROUP BY key_id, month
       ON CONFLICT (key_id, month) DO UPDATE SET spent_micros = ${keyMonthSpend}.spent_micros + excluded.spent_micros
     `);
   }

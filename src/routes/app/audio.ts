@@ -1,0 +1,126 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Payer } from "../../billing/payer.ts";
+import type { Config } from "../../config/schema.ts";
+import {
+  ApiError,
+  audioFileTooLarge,
+  serverError,
+  uploadFailed,
+  validationFailed,
+} from "../../http/errors.ts";
+import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
+import { userLimit } from "../../limits/user-limits.ts";
+import { DEFAULT_VOICES, VOICES } from "../../services/audio/voices.ts";
+import type { Services } from "../../services/create-services.ts";
+import type { GenerationContext } from "../../services/text/text-generation.ts";
+import { AUDIO_MAX_BYTES } from "../v1/audio.ts";
+import { validateAppSynthesize, validateAppTranscribe } from "./validate-app-audio.ts";
+
+const UPLOAD_KEPT_BYTES = 50 * 1024 * 1024;
+
+/**
+ * The app API's audio (spec "App audio endpoints"): the key API's transcription and speech
+ * services with the app's differences: the file in `audio`, empty fields refused, no silence check,
+ * no word timings, `with_segments`; speech with `text` and `format`, the account's language for the
+ * default voice, `X-Voice` and `X-Duration-Seconds`; and the voices list.
+ */
+export async function appAudioRoutes(app: FastifyInstance, options: { config: Config; services: Services }) {
+  const { services } = options;
+
+  app.get("/audio/voices", async () => ({
+    voices: VOICES.map((voice) => ({ name: voice.name, language: voice.language, gender: voice.gender })),
+    defaults_by_language: { ...DEFAULT_VOICES, rm: DEFAULT_VOICES.it },
+  }));
+
+  app.post("/audio/transcribe", { config: userLimit("transcribe") }, async (request, reply) => {
+    if (!isMultipart(request))
+      throw validationFailed({ audio: ["Send the audio as multipart/form-data in 'audio'."] });
+    const upload = await receiveMultipart(request, { fileField: "audio", maxFileBytes: UPLOAD_KEPT_BYTES });
+    try {
+      const fields = validateAppTranscribe(upload.fields, upload.file);
+      const file = upload.file;
+      if (file === undefined) throw validationFailed({ audio: ["The audio file is required."] });
+      if (file.truncated) throw uploadFailed("audio");
+      if (file.size > AUDIO_MAX_BYTES) throw audioFileTooLarge(file.size);
+      const outcome = await appUpstream(() =>
+        services.transcription.transcribe(
+          {
+            model: fields.model,
+            file,
+            ...(fields.language !== undefined ? { language: fields.language } : {}),
+            ...(fields.prompt !== undefined ? { prompt: fields.prompt } : {}),
+            words: false,
+            silenceCheck: false,
+          },
+          userContext(request, reply, "app.audio.transcribe"),
+        ),
+      );
+      if (outcome.zone !== null) reply.header("x-zona", outcome.zone);
+      return {
+        text: outcome.transcription.text,
+        language: outcome.language,
+        duration_seconds: outcome.durationSeconds,
+        model: fields.model,
+        segments: fields.withSegments
+          ? outcome.transcription.segments.map((segment, index) => ({
+              id: index + 1,
+              start: segment.start,
+              end: segment.end,
+              text: segment.text,
+            }))
+          : [],
+      };
+    } finally {
+      await upload.remove();
+    }
+  });
+
+  app.post("/audio/synthesize", { config: userLimit("synthesize") }, async (request, reply) => {
+    const user = request.user;
+    if (!user) throw serverError();
+    const valid = validateAppSynthesize(request.body, user.language);
+    const outcome = await appUpstream(() =>
+      services.speech.speak(valid, userContext(request, reply, "app.audio.synthesize"), "text"),
+    );
+    return reply
+      .type(outcome.contentType)
+      .header("x-voice", outcome.voice)
+      .header("x-duration-seconds", outcome.durationSeconds.toFixed(2))
+      .send(outcome.audio);
+  });
+}
+
+/** The generation context of a signed-in user: the account pays (no key), in the installation's zones. */
+export function userContext(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: string,
+): GenerationContext {
+  const user = request.user;
+  if (!user) throw serverError();
+  const payer: Payer = { keyId: null, accountId: user.id, zones: null, monthlyLimitMicros: null };
+  const controller = new AbortController();
+  const response = reply.raw;
+  response.once("close", () => {
+    if (!response.writableEnded) controller.abort();
+  });
+  return { requestId: request.id, principal: payer, tier: "slow", endpoint, signal: controller.signal };
+}
+
+/** The app API names an engine that did not answer `upstream_unavailable` (spec "App API errors"). */
+async function appUpstream<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 502) {
+      throw new ApiError({
+        status: 502,
+        message: error.message,
+        code: "upstream_unavailable",
+        type: "upstream_unavailable",
+        retryable: true,
+      });
+    }
+    throw error;
+  }
+}

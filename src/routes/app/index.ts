@@ -1,0 +1,15 @@
+import type { FastifyInstance } from "fastify";
+import type { Config } from "../../config/schema.ts";
+import type { Services } from "../../services/create-services.ts";
+import { installAppAuth } from "./app-auth.ts";
+import { appAudioRoutes } from "./audio.ts";
+
+/**
+ * The app API under `/api/v1` (spec "App API"): a signed-in user's access token on every route but
+ * the public auth ones, a verified email on every route but the auth ones, and the per-user limits
+ * that routes declare.
+ */
+export async function appApiRoutes(app: FastifyInstance, options: { config: Config; services: Services }) {
+  installAppAuth(app, options.services.appSessions);
+  await app.register(appAudioRoutes, { config: options.config, services: options.services });
+}

@@ -1,0 +1,95 @@
+import { validationFailed } from "../../http/errors.ts";
+import type { ReceivedFile } from "../../http/multipart-upload.ts";
+import type { SpeechRequest } from "../../services/audio/speech-service.ts";
+import { SPEECH_MAX_CHARACTERS } from "../../services/audio/validate-speech.ts";
+import { PROMPT_MAX_CHARACTERS } from "../../services/audio/validate-transcription.ts";
+
+/** The fields of `POST /audio/transcribe`, validated. */
+export interface AppTranscribeFields {
+  model: "asr-1" | "asr-1-hd";
+  language?: string;
+  prompt?: string;
+  withSegments: boolean;
+}
+
+/**
+ * Validates `POST /audio/transcribe` (spec "App audio endpoints"): `audio`, `model`, `language`,
+ * `prompt`, `with_segments`; unlike the key API an empty field is refused, not read as absent.
+ * Problems are 422 `validation_error` listing every field at fault.
+ */
+export function validateAppTranscribe(
+  fields: ReadonlyMap<string, string[]>,
+  file: ReceivedFile | undefined,
+): AppTranscribeFields {
+  const errors: Record<string, string[]> = {};
+  const fault = (field: string, message: string) => {
+    errors[field] = [...(errors[field] ?? []), message];
+  };
+  const value = (name: string): string | undefined => {
+    const found = fields.get(name)?.[0];
+    if (found === "") fault(name, `The ${name} field must not be empty.`);
+    return found === "" ? undefined : found;
+  };
+  if (file === undefined) fault("audio", "The audio file is required.");
+  else if (file.size === 0 && !file.truncated) fault("audio", "The audio file is empty.");
+  const model = value("model") ?? "asr-1";
+  if (model !== "asr-1" && model !== "asr-1-hd") fault("model", "The model must be asr-1 or asr-1-hd.");
+  const language = value("language");
+  if (language !== undefined && !/^[A-Za-z]{2}$/.test(language)) {
+    fault("language", "The language must be a two-letter code such as it, en, de or fr.");
+  }
+  const prompt = value("prompt");
+  if (prompt !== undefined && [...prompt].length > PROMPT_MAX_CHARACTERS) {
+    fault("prompt", `The prompt may have at most ${PROMPT_MAX_CHARACTERS} characters.`);
+  }
+  const segments = value("with_segments");
+  if (segments !== undefined && !["true", "false", "1", "0"].includes(segments)) {
+    fault("with_segments", "with_segments must be true or false.");
+  }
+  if (Object.keys(errors).length > 0) throw validationFailed(errors);
+  return {
+    model: model as AppTranscribeFields["model"],
+    ...(language !== undefined ? { language: language.toLowerCase() } : {}),
+    ...(prompt !== undefined ? { prompt } : {}),
+    withSegments: segments === "true" || segments === "1",
+  };
+}
+
+/**
+ * Validates `POST /audio/synthesize`: `text` (required, at most 5,000 characters), `voice`,
+ * `language` (two letters; absent: the account's language, which also picks the default voice),
+ * `format` (`wav` default, or `mp3`). Problems are 422 `validation_error`; an unknown voice is the
+ * service's 400 `invalid_voice`.
+ */
+export function validateAppSynthesize(body: unknown, accountLanguage: string): SpeechRequest {
+  const fields =
+    typeof body === "object" && body !== null && !Array.isArray(body)
+      ? (body as Record<string, unknown>)
+      : {};
+  const errors: Record<string, string[]> = {};
+  const { text, voice, language, format } = fields;
+  if (typeof text !== "string" || text.trim() === "") errors.text = ["The text to read is required."];
+  else if ([...text].length > SPEECH_MAX_CHARACTERS) {
+    errors.text = [`The text may have at most ${SPEECH_MAX_CHARACTERS} characters.`];
+  }
+  if (voice !== undefined && voice !== null && (typeof voice !== "string" || voice === "")) {
+    errors.voice = ["The voice must be a voice name."];
+  }
+  if (
+    language !== undefined &&
+    language !== null &&
+    (typeof language !== "string" || !/^[A-Za-z]{2}$/.test(language))
+  ) {
+    errors.language = ["The language must be a two-letter code such as it, en, de or fr."];
+  }
+  if (format !== undefined && format !== null && format !== "wav" && format !== "mp3") {
+    errors.format = ["The format must be wav or mp3."];
+  }
+  if (Object.keys(errors).length > 0) throw validationFailed(errors);
+  return {
+    input: text as string,
+    voice: typeof voice === "string" ? voice : undefined,
+    language: typeof language === "string" ? language.toLowerCase() : accountLanguage,
+    format: format === "mp3" ? "mp3" : "wav",
+  };
+}

@@ -1,0 +1,84 @@
+import { randomBytes } from "node:crypto";
+import { AccessTokens } from "../../auth/access-tokens.ts";
+import type { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
+import type { AccountsService, Language } from "../accounts.ts";
+
+/** The signed-in user behind an access token. */
+export interface SessionUser {
+  id: string;
+  email: string;
+  emailVerified: boolean;
+  language: Language;
+}
+
+const SIGNING_SECRET = "app_access_token_signing";
+// A disabled account must stop working quickly, yet every request should not read the account.
+const USER_CACHE_MS = 5_000;
+
+/**
+ * Access tokens of the app API: signed with a secret the service makes on first start and keeps
+ * in the database (so every instance accepts every token), checked against the account on use.
+ */
+export class AppSessions {
+  private readonly accounts: AccountsService;
+  private readonly secrets: ServiceSecretsRepository;
+  private readonly now: () => Date;
+  readonly accessSeconds: number;
+  private tokens: Promise<AccessTokens> | undefined;
+  private readonly users = new Map<string, { user: SessionUser | undefined; until: number }>();
+
+  constructor(deps: {
+    accounts: AccountsService;
+    secrets: ServiceSecretsRepository;
+    now: () => Date;
+    accessSeconds: number;
+  }) {
+    this.accounts = deps.accounts;
+    this.secrets = deps.secrets;
+    this.now = deps.now;
+    this.accessSeconds = deps.accessSeconds;
+  }
+
+  /** A new access token for an account. */
+  async accessToken(accountId: string): Promise<string> {
+    return (await this.signer()).sign(accountId, this.now(), this.accessSeconds);
+  }
+
+  /** The user of a valid access token whose account is enabled; undefined otherwise. */
+  async userOfAccessToken(token: string): Promise<SessionUser | undefined> {
+    const claims = (await this.signer()).verify(token, this.now());
+    if (!claims) return undefined;
+    const now = Date.now();
+    const cached = this.users.get(claims.sub);
+    if (cached && cached.until > now) return cached.user;
+    const account = await this.accounts.get(claims.sub).catch(() => undefined);
+    const user =
+      account && !account.disabled
+        ? {
+            id: account.id,
+            email: account.email,
+            emailVerified: account.emailVerified,
+            language: account.language as Language,
+          }
+        : undefined;
+    if (this.users.size > 10_000) this.users.clear();
+    this.users.set(claims.sub, { user, until: now + USER_CACHE_MS });
+    return user;
+  }
+
+  /** Forgets what is cached of an account (disabled, verified, language changed). */
+  forget(accountId: string): void {
+    this.users.delete(accountId);
+  }
+
+  private signer(): Promise<AccessTokens> {
+    this.tokens ??= this.secrets
+      .getOrCreate(SIGNING_SECRET, () => randomBytes(32).toString("base64url"))
+      .then((secret) => new AccessTokens(Buffer.from(secret, "base64url")));
+    // A failed read (database briefly away) is tried again on the next request.
+    this.tokens.catch(() => {
+      this.tokens = undefined;
+    });
+    return this.tokens;
+  }
+}
