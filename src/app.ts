@@ -11,6 +11,8 @@ import { closeIdleConnectionsOnClose } from "./http/idle-connections.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
 import { PREFIX } from "./http/surface.ts";
+import { createJobQueue } from "./jobs/create-job-queue.ts";
+import type { JobQueue } from "./jobs/job-queue.ts";
 import type { CounterStore } from "./limits/counter-store.ts";
 import { createCounterStore } from "./limits/create-counter-store.ts";
 import { limitMetrics } from "./limits/limit-metrics.ts";
@@ -44,6 +46,8 @@ export interface AppDeps {
   keyApiPlugins?: FastifyPluginAsync[];
   /** Rate-limit counters to use instead of the configured ones (tests); the app closes it. */
   counterStore?: CounterStore;
+  /** A background-job queue to use instead of the configured one (tests); the app closes it. */
+  jobQueue?: JobQueue;
 }
 
 /** The composition root: one Fastify instance with every plugin and route of the service. */
@@ -58,9 +62,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.server.trust_proxy,
     return503OnClosing: true,
   });
-  const services = createServices(config, deps.store, deps.now, app.log);
+  const jobs = deps.jobQueue ?? createJobQueue(config, app.log);
+  const services = createServices(config, deps.store, deps.now, app.log, jobs);
   // Usage of requests that ended while closing is written before the store closes.
   app.addHook("onClose", async () => {
+    // Running jobs (titles) still use engines, billing and the store: they end first.
+    await services.jobs.close();
     services.billing.stopSweeper();
     services.health.stop();
     await services.billing.drain();

@@ -52,6 +52,7 @@ export function httpOperatorClient(baseUrl: string, adminToken: string): Operato
     listUsage: (query) => call("GET", `/usage${queryString(query)}`),
     usageSummary: (query) => call("GET", `/usage/summary${queryString(query)}`),
     listModels: () => call("GET", "/models"),
+    listMail: (query) => call("GET", `/mail${queryString(query)}`),
     setModelActive: (modelId, active) =>
       call("POST", `/models/${id(modelId)}/${active ? "activate" : "deactivate"}`),
   };

@@ -8,13 +8,21 @@ import { connectOperator } from "./connect-operator.ts";
 import { creditsGroup } from "./credits-commands.ts";
 import { commandHelp, groupHelp, topHelp } from "./help-text.ts";
 import { keysGroup } from "./keys-commands.ts";
+import { mailGroup } from "./mail-commands.ts";
 import { modelsGroup } from "./models-commands.ts";
 import type { OperatorConnection } from "./operator-client.ts";
 import { parseCommandLine } from "./parse-command-line.ts";
 import { usageGroup } from "./usage-commands.ts";
 
 /** Every command group of `zona`. */
-export const GROUPS: CommandGroup[] = [accountsGroup, keysGroup, creditsGroup, usageGroup, modelsGroup];
+export const GROUPS: CommandGroup[] = [
+  accountsGroup,
+  keysGroup,
+  creditsGroup,
+  usageGroup,
+  modelsGroup,
+  mailGroup,
+];
 
 /** Exit codes of the command. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;

@@ -93,7 +93,10 @@ export class Router {
       } catch (error) {
         finish();
         if (!(error instanceof UpstreamError) || error.kind === "aborted") throw error;
-        machine.breaker.failure(this.now(), error.kind === "connect");
+        // A 4xx is the request's fault (a file the machine cannot read, a prompt too long): the
+        // machine answered, so it counts as up, and the next one is still tried.
+        if (refusedRequest(error)) machine.breaker.success();
+        else machine.breaker.failure(this.now(), error.kind === "connect");
         onlyRefusals &&= error.kind === "connect";
         lastError = error;
       }
@@ -130,4 +133,8 @@ export class Router {
       return zoneUnavailable(placement.model, placement.zones);
     return modelUnavailable(placement.model);
   }
+}
+
+function refusedRequest(error: UpstreamError): boolean {
+  return error.kind === "status" && error.status !== undefined && error.status < 500 && error.status !== 429;
 }

@@ -9,12 +9,18 @@ import { HealthProbe } from "../engines/health-probe.ts";
 import { UpstreamClient } from "../engines/http/upstream-client.ts";
 import { EngineRegistry } from "../engines/registry.ts";
 import { Router } from "../engines/router.ts";
+import { InProcessQueue } from "../jobs/in-process-queue.ts";
+import type { JobQueue } from "../jobs/job-queue.ts";
+import { createMailer } from "../mail/create-mailer.ts";
 import type { Store } from "../store/database.ts";
 import { AccountsRepository } from "../store/repositories/accounts.ts";
 import { ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import { BillingRepository } from "../store/repositories/billing.ts";
 import { CreditsRepository } from "../store/repositories/credits.ts";
+import { EmailTokensRepository } from "../store/repositories/email-tokens.ts";
+import { MailOutboxRepository } from "../store/repositories/mail-outbox.ts";
 import { ModelActivationsRepository } from "../store/repositories/model-activations.ts";
+import { RefreshTokensRepository } from "../store/repositories/refresh-tokens.ts";
 import { ServiceSecretsRepository } from "../store/repositories/service-secrets.ts";
 import { UsageRepository } from "../store/repositories/usage.ts";
 import { AccountsService } from "./accounts.ts";
@@ -22,7 +28,10 @@ import { ApiKeysService } from "./api-keys.ts";
 import { ContentCheck } from "./audio/content-check.ts";
 import { SpeechService } from "./audio/speech-service.ts";
 import { TranscriptionService } from "./audio/transcription-service.ts";
+import { AccountMails } from "./auth/account-mails.ts";
 import { AppSessions } from "./auth/app-sessions.ts";
+import { SignIn } from "./auth/sign-in.ts";
+import { ChatService } from "./chat/chat-service.ts";
 import { CreditsService } from "./credits.ts";
 import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
@@ -48,19 +57,34 @@ export interface Services {
   speech: SpeechService;
   /** Access tokens of the app API and the user behind them. */
   appSessions: AppSessions;
+  /** Conversations of the app API and their streamed answers. */
+  chat: ChatService;
+  /** Background jobs (automatic titles); closed with the app. */
+  jobs: JobQueue;
+  /** Login, refresh and logout of the app API. */
+  signIn: SignIn;
+  /** Registration, email verification and password reset: the sign-in steps that go through mail. */
+  accountMails: AccountMails;
 }
 
-/** Builds the services; `now` lets tests move the clock. */
+/**
+ * Builds the services; `now` lets tests move the clock. Background jobs run on `jobs` (the app
+ * passes the configured queue); without it they run in the process.
+ */
 export function createServices(
   config: Config,
   store: Store,
   now: () => Date = () => new Date(),
   log?: FastifyBaseLogger,
+  jobs: JobQueue = new InProcessQueue(log ? { log } : {}),
 ): Services {
   const keyCache = new KeyCache();
-  const accounts = new AccountsService(new AccountsRepository(store.db), config.installation.language, () =>
-    keyCache.clear(),
-  );
+  // Set below: a disabled account's access tokens must stop working at once, like its keys.
+  let appSessions: AppSessions | undefined;
+  const accounts = new AccountsService(new AccountsRepository(store.db), config.installation.language, () => {
+    keyCache.clear();
+    appSessions?.forgetAll();
+  });
   const keys = new ApiKeysService({
     repo: new ApiKeysRepository(store.db),
     accounts,
@@ -85,8 +109,10 @@ export function createServices(
     catalogue,
     now,
   });
+  const mailOutbox = new MailOutboxRepository(store.db);
   const operator = new Operator({
     accounts,
+    mailOutbox,
     keys,
     credits,
     usage,
@@ -112,6 +138,7 @@ export function createServices(
     prices,
     installationZones,
     fallbackZone,
+    machineZones: [...new Set(config.machines.map((machine) => machine.zone))],
     timeoutMs: config.engines.transcription_timeout_seconds * 1000,
   });
   const contentCheck = new ContentCheck({
@@ -127,11 +154,29 @@ export function createServices(
     contentCheck,
     fallbackZone,
   });
-  const appSessions = new AppSessions({
+  appSessions = new AppSessions({
     accounts,
     secrets: new ServiceSecretsRepository(store.db),
     now,
     accessSeconds: config.app.access_token_seconds,
+  });
+  const signIn = new SignIn({
+    accounts,
+    sessions: appSessions,
+    refreshTokens: new RefreshTokensRepository(store.db),
+    now,
+    refreshSeconds: config.app.refresh_token_seconds,
+    ...(log ? { log } : {}),
+  });
+  const accountMails = new AccountMails({
+    accounts,
+    tokens: new EmailTokensRepository(store.db),
+    signIn,
+    sessions: appSessions,
+    mailer: createMailer(config, mailOutbox, now, log),
+    publicUrl: config.app.public_url,
+    now,
+    ...(log ? { log } : {}),
   });
   const health = new HealthProbe(engines, log);
   return {
@@ -150,5 +195,9 @@ export function createServices(
     transcription,
     speech,
     appSessions,
+    signIn,
+    accountMails,
+    chat: new ChatService({ config, db: store.db, text, jobs, log }),
+    jobs,
   };
 }

@@ -10,6 +10,8 @@ import {
   stringField,
   stringListField,
 } from "../http/fields.ts";
+import { listOutbox } from "../mail/outbox-list.ts";
+import type { MailOutboxRepository } from "../store/repositories/mail-outbox.ts";
 import type { AccountsService } from "./accounts.ts";
 import type { ApiKeysService } from "./api-keys.ts";
 import type { CreditsService } from "./credits.ts";
@@ -35,6 +37,7 @@ export class Operator {
   private readonly keys: ApiKeysService;
   private readonly credits: CreditsService;
   private readonly usage: UsageService;
+  private readonly mailOutbox: MailOutboxRepository;
   private readonly models: { config: Config; engines: EngineRegistry; activations: ModelActivations };
   private readonly currency: string;
   private readonly now: () => Date;
@@ -44,6 +47,7 @@ export class Operator {
     keys: ApiKeysService;
     credits: CreditsService;
     usage: UsageService;
+    mailOutbox: MailOutboxRepository;
     models: { config: Config; engines: EngineRegistry; activations: ModelActivations };
     currency: string;
     now?: () => Date;
@@ -52,6 +56,7 @@ export class Operator {
     this.keys = deps.keys;
     this.credits = deps.credits;
     this.usage = deps.usage;
+    this.mailOutbox = deps.mailOutbox;
     this.models = deps.models;
     this.currency = deps.currency;
     this.now = deps.now ?? (() => new Date());
@@ -173,6 +178,11 @@ export class Operator {
   async usageSummary(query: unknown) {
     const summary = await this.usage.summary(usageFilter(asFields(query)));
     return usageSummaryView(summary, this.currency);
+  }
+
+  /** The mail the service wrote, newest first; `pending` keeps what no SMTP server took (the outbox). */
+  async listMail(query: unknown) {
+    return listOutbox(this.mailOutbox, query);
   }
 }
 

@@ -58,6 +58,8 @@ export async function startAudioStack(
     withoutModeration?: boolean;
     /** `installation.content_checks`. */
     contentChecks?: Record<string, string>;
+    /** An installation without zones: only the fallback zone and its machines. */
+    zoneless?: boolean;
   } = {},
 ): Promise<AudioStack> {
   const zoneWhisper = new FakeWhisperServer();
@@ -74,7 +76,7 @@ export async function startAudioStack(
     ...(options.store ? { store: options.store } : {}),
     config: {
       installation: {
-        zones: [{ id: "ch-ti" }, { id: "ch-zh" }],
+        zones: options.zoneless ? [] : [{ id: "ch-ti" }, { id: "ch-zh" }],
         fallback_zone: "ch-fallback",
         ...(options.contentChecks ? { content_checks: options.contentChecks } : {}),
       },
@@ -87,7 +89,9 @@ export async function startAudioStack(
         { id: "tts-1", kind: "tts" },
       ],
       machines: [
-        { name: "ti-whisper", zone: "ch-ti", protocol: "whisper", url: zone.url, models: ["asr-1"] },
+        ...(options.zoneless
+          ? []
+          : [{ name: "ti-whisper", zone: "ch-ti", protocol: "whisper", url: zone.url, models: ["asr-1"] }]),
         {
           name: "ch-whisper",
           zone: "ch-fallback",

@@ -37,6 +37,16 @@ describe("the embedded default speaks: built-in espeak-ng serves tts-1", () => {
     expect(off.models).toEqual([]);
   });
 
+  it("a fallback zone with a moderation machine keeps checking texts", () => {
+    const config = withBuiltinSpeech(
+      parseConfig({
+        installation: { fallback_zone: "ch-fallback" },
+        machines: [{ name: "m", zone: "ch-fallback", protocol: "moderation", url: "http://127.0.0.1:9" }],
+      }),
+    );
+    expect(config.installation.content_checks["ch-fallback"]).toBeUndefined();
+  });
+
   it("the fallback zone hosts it when there is one", () => {
     const config = withBuiltinSpeech(parseConfig({ installation: { fallback_zone: "ch-fallback" } }));
     expect(config.machines[0]?.zone).toBe("ch-fallback");

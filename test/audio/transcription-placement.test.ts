@@ -133,6 +133,37 @@ describe("Transcription placement rule 3: failover to the fallback server", () =
   });
 });
 
+describe("Transcription placement: machine health and installations without zones", () => {
+  it("a zone machine that refuses files (4xx) is not taken out: the next good file runs on it again", async () => {
+    const f = await startAudioStack();
+    try {
+      f.zoneWhisper.configure({ refuseStatus: 415 });
+      for (let i = 0; i < 4; i++) expect((await f.transcribe(TONE, {}, "a.wav")).status).toBe(200);
+      f.zoneWhisper.configure({ refuseStatus: undefined });
+      const answer = await f.transcribe(TONE, {}, "a.wav");
+      expect(answer.headers.get("x-zona")).toBe("ch-ti");
+    } finally {
+      await f.close();
+    }
+  });
+
+  it("without installation zones the fallback server is never taken for a zone machine (no X-Zona, answers pass as they come)", async () => {
+    const f = await startAudioStack({ zoneless: true });
+    try {
+      f.fallbackWhisper.setTranscript({
+        text: "Grazie.",
+        segments: [{ start: 0, end: 1, text: "Grazie.", no_speech_prob: 0.9, avg_logprob: -2 }],
+      });
+      const answer = await f.transcribe(TONE, {}, "a.wav");
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get("x-zona")).toBeNull();
+      expect(answer.body.text).toBe("Grazie.");
+    } finally {
+      await f.close();
+    }
+  });
+});
+
 describe("Silent audio rules", () => {
   const silent: Array<[string, Buffer]> = [
     ["digital silence", silenceWav(3)],

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from "fas
 import { buildApp } from "../../src/app.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Config } from "../../src/config/schema.ts";
+import type { JobQueue } from "../../src/jobs/job-queue.ts";
 import type { CounterStore } from "../../src/limits/counter-store.ts";
 import type { Store } from "../../src/store/database.ts";
 import { openTestStore } from "./test-store.ts";
@@ -44,6 +45,8 @@ export async function startTestApp(
     keyApiPlugins?: FastifyPluginAsync[];
     /** Rate-limit counters instead of the configured ones; the app closes them. */
     counterStore?: CounterStore;
+    /** A background-job queue instead of the configured one; the app closes it. */
+    jobQueue?: JobQueue;
   } = {},
 ): Promise<TestApp> {
   const raw = options.config ?? {};
@@ -60,6 +63,7 @@ export async function startTestApp(
     ...(options.logger ? { logger: options.logger } : {}),
     ...(options.keyApiPlugins ? { keyApiPlugins: options.keyApiPlugins } : {}),
     ...(options.counterStore ? { counterStore: options.counterStore } : {}),
+    ...(options.jobQueue ? { jobQueue: options.jobQueue } : {}),
   });
   options.extend?.(app);
   await app.listen({ port: 0, host: "127.0.0.1" });

@@ -5,6 +5,7 @@ import { adminAccountRoutes } from "./accounts.ts";
 import { installAdminAuth } from "./admin-auth.ts";
 import { adminCreditRoutes } from "./credits.ts";
 import { adminKeyRoutes } from "./keys.ts";
+import { adminMailRoutes } from "./mail.ts";
 import { adminMetricsRoutes } from "./metrics.ts";
 import { adminModelRoutes } from "./models.ts";
 import { adminUsageRoutes } from "./usage.ts";
@@ -21,4 +22,5 @@ export async function adminRoutes(
   await app.register(adminMetricsRoutes, { metrics: options.metrics });
   await app.register(adminUsageRoutes, { operator: options.operator });
   await app.register(adminModelRoutes, { operator: options.operator });
+  await app.register(adminMailRoutes, { operator: options.operator });
 }

@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Payer } from "../../billing/payer.ts";
+import type { FastifyInstance } from "fastify";
 import type { Config } from "../../config/schema.ts";
 import {
   ApiError,
@@ -12,8 +11,8 @@ import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { userLimit } from "../../limits/user-limits.ts";
 import { DEFAULT_VOICES, VOICES } from "../../services/audio/voices.ts";
 import type { Services } from "../../services/create-services.ts";
-import type { GenerationContext } from "../../services/text/text-generation.ts";
 import { AUDIO_MAX_BYTES } from "../v1/audio.ts";
+import { userContext } from "./user-context.ts";
 import { validateAppSynthesize, validateAppTranscribe } from "./validate-app-audio.ts";
 
 const UPLOAD_KEPT_BYTES = 50 * 1024 * 1024;
@@ -88,23 +87,6 @@ export async function appAudioRoutes(app: FastifyInstance, options: { config: Co
       .header("x-duration-seconds", outcome.durationSeconds.toFixed(2))
       .send(outcome.audio);
   });
-}
-
-/** The generation context of a signed-in user: the account pays (no key), in the installation's zones. */
-export function userContext(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  endpoint: string,
-): GenerationContext {
-  const user = request.user;
-  if (!user) throw serverError();
-  const payer: Payer = { keyId: null, accountId: user.id, zones: null, monthlyLimitMicros: null };
-  const controller = new AbortController();
-  const response = reply.raw;
-  response.once("close", () => {
-    if (!response.writableEnded) controller.abort();
-  });
-  return { requestId: request.id, principal: payer, tier: "slow", endpoint, signal: controller.signal };
 }
 
 /** The app API names an engine that did not answer `upstream_unavailable` (spec "App API errors"). */

@@ -3,6 +3,8 @@ import type { Config } from "../../config/schema.ts";
 import type { Services } from "../../services/create-services.ts";
 import { installAppAuth } from "./app-auth.ts";
 import { appAudioRoutes } from "./audio.ts";
+import { appAuthRoutes } from "./auth.ts";
+import { chatSessionRoutes } from "./chat-sessions.ts";
 
 /**
  * The app API under `/api/v1` (spec "App API"): a signed-in user's access token on every route but
@@ -12,4 +14,6 @@ import { appAudioRoutes } from "./audio.ts";
 export async function appApiRoutes(app: FastifyInstance, options: { config: Config; services: Services }) {
   installAppAuth(app, options.services.appSessions);
   await app.register(appAudioRoutes, { config: options.config, services: options.services });
+  await app.register(appAuthRoutes, { services: options.services });
+  await app.register(chatSessionRoutes, { services: options.services });
 }

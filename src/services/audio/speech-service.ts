@@ -81,9 +81,9 @@ export class SpeechService {
     const voice = this.voiceOf(request);
     const zone = this.speechZone(context);
     if (zone === undefined) throw badGateway("No speech engine is configured on this installation.");
-    await this.contentCheck.check(request.input, zone, context.signal, inputParam);
     const characters = [...request.input].length;
     const cost = this.prices.speech(characters);
+    // The money first (402 says nothing was sent anywhere), then the check, then the reading.
     const reservation = await this.billing.reserve({
       requestId: context.requestId,
       principal: context.principal,
@@ -91,6 +91,12 @@ export class SpeechService {
       model: SPEECH_MODEL,
       maxCostMicros: cost,
     });
+    try {
+      await this.contentCheck.check(request.input, zone, context.signal, inputParam);
+    } catch (error) {
+      await reservation.release({ outcome: "refused" });
+      throw error;
+    }
     const call: SpeechCall = { text: request.input, voice, language: request.language };
     let outcome: SpeechOutcome;
     let where: { zone: string; machine: string };

@@ -42,7 +42,6 @@ export interface TranscriptionOutcome {
   silent: boolean;
 }
 
-
 /**
  * Transcription for both APIs (spec "Transcription: POST /v1/audio/transcriptions"): the format is
  * checked on the content, a silent 16-bit WAV is answered empty for free, then the placement rules:
@@ -56,6 +55,8 @@ export class TranscriptionService {
   private readonly prices: PriceList;
   private readonly installationZones: string[];
   private readonly fallbackZone: string | undefined;
+  /** Without installation zones: every zone with machines but the fallback one. */
+  private readonly machineZones: string[];
   private readonly timeoutMs: number;
 
   constructor(deps: {
@@ -64,6 +65,8 @@ export class TranscriptionService {
     prices: PriceList;
     installationZones: string[];
     fallbackZone: string | undefined;
+    /** The zones machines are in (the fallback zone among them or not). */
+    machineZones: string[];
     timeoutMs: number;
   }) {
     this.router = deps.router;
@@ -71,6 +74,7 @@ export class TranscriptionService {
     this.prices = deps.prices;
     this.installationZones = deps.installationZones;
     this.fallbackZone = deps.fallbackZone;
+    this.machineZones = deps.machineZones.filter((zone) => zone !== deps.fallbackZone);
     this.timeoutMs = deps.timeoutMs;
   }
 
@@ -134,14 +138,14 @@ export class TranscriptionService {
       container: audio.container,
     });
     if (reason === undefined) {
-      const zones = context.principal.zones ?? this.installationZones;
+      // The fallback server is never a zone machine, also on an installation without zones.
+      const zones =
+        this.installationZones.length > 0
+          ? (context.principal.zones ?? this.installationZones)
+          : this.machineZones;
       try {
         const routed = await this.router.run(
-          {
-            model: request.model,
-            zones: this.installationZones.length === 0 ? null : zones,
-            tier: context.tier,
-          },
+          { model: request.model, zones, tier: context.tier },
           attempt(signal),
         );
         return { routed, zoneMachine: true };

@@ -71,6 +71,11 @@ export class AppSessions {
     this.users.delete(accountId);
   }
 
+  /** Forgets every cached user (an operator disabled or enabled an account). */
+  forgetAll(): void {
+    this.users.clear();
+  }
+
   private signer(): Promise<AccessTokens> {
     this.tokens ??= this.secrets
       .getOrCreate(SIGNING_SECRET, () => randomBytes(32).toString("base64url"))

@@ -10,7 +10,7 @@ import type {
   TextCompletion,
 } from "../../engines/types.ts";
 
-/** Who asks, and how, for one request of the key API. */
+/** Who asks, and how, for one request of the key API or the app API. */
 export interface GenerationContext {
   requestId: string;
   principal: Payer;
@@ -19,6 +19,8 @@ export interface GenerationContext {
   endpoint: string;
   /** Aborted when the client goes away: the upstream request is cancelled. */
   signal: AbortSignal;
+  /** A machine family to try first (the app API's `backend`); the zones stay the same. */
+  preferFamily?: string;
 }
 
 /** A result and where it was made: the zone goes into `X-Zona`. */

@@ -232,7 +232,12 @@ export class TextService implements TextGeneration {
 
   private placement(model: string, context: GenerationContext): Placement {
     const zones = context.principal.zones ?? this.installationZones;
-    return { model, zones: this.installationZones.length === 0 ? null : zones, tier: context.tier };
+    return {
+      model,
+      zones: this.installationZones.length === 0 ? null : zones,
+      tier: context.tier,
+      ...(context.preferFamily !== undefined ? { preferFamily: context.preferFamily } : {}),
+    };
   }
 
   /** The catalogue model, ready to take requests: found, of the kind, and activated if served on request. */

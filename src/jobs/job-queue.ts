@@ -1,0 +1,29 @@
+/**
+ * Handles one job. `signal` is aborted when the queue closes: a handler then finishes quickly
+ * (with a cheaper result) rather than keeping the shutdown waiting. A handler may run more than once
+ * for the same job (a second instance takes over a job whose process died), so it must be idempotent.
+ */
+export type JobHandler<T> = (data: T, signal: AbortSignal) => Promise<void>;
+
+/** Options of one job added to a queue. */
+export interface JobOptions {
+  /** A job with this id that is still waiting or running is not added a second time. */
+  id?: string;
+}
+
+/**
+ * Background jobs, in the process (embedded) or in Redis with BullMQ (distributed: any instance
+ * may run a job that another added). Job data must survive JSON.
+ */
+export interface JobQueue {
+  /** Which implementation this is, for logs and tests. */
+  readonly kind: "in-process" | "bullmq";
+  /** Registers the handler of the jobs of one name; this process then runs such jobs. */
+  work<T>(name: string, handler: JobHandler<T>): void;
+  /** Queues a job; resolves once it is queued (not run), rejects when it cannot be (closed, Redis away). */
+  add<T>(name: string, data: T, options?: JobOptions): Promise<void>;
+  /** Resolves when no job of this queue is waiting or running (tests wait on it instead of sleeping). */
+  idle(): Promise<void>;
+  /** Stops taking jobs, aborts the running ones' signals and waits for them to finish. */
+  close(): Promise<void>;
+}

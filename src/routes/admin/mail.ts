@@ -1,0 +1,8 @@
+import type { FastifyInstance } from "fastify";
+import type { Operator } from "../../services/operator.ts";
+
+/** The mail the service wrote (`?pending=true`: the outbox), so an operator without SMTP can pass links on. */
+export async function adminMailRoutes(app: FastifyInstance, options: { operator: Operator }) {
+  const { operator } = options;
+  app.get("/mail", (request) => operator.listMail(request.query));
+}

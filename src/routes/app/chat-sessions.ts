@@ -1,0 +1,57 @@
+import type { FastifyInstance } from "fastify";
+import { serverError } from "../../http/errors.ts";
+import { userLimit } from "../../limits/user-limits.ts";
+import type { Services } from "../../services/create-services.ts";
+import { sendChatEvents } from "./chat-event-stream.ts";
+import { userContext } from "./user-context.ts";
+import { validateCreateSession, validateRename, validateSendMessage } from "./validate-chat-sessions.ts";
+
+type WithId = { Params: { id: string } };
+
+/**
+ * Chat sessions of the app API (spec "Chat sessions"): conversations kept on the server and a
+ * message's answer streamed as server-sent events. A conversation that is missing, another user's
+ * or has a malformed id is 404 `{message}`; it is checked before the body (422 `validation_error`).
+ */
+export async function chatSessionRoutes(app: FastifyInstance, options: { services: Services }) {
+  const { chat } = options.services;
+  const userId = (request: { user: { id: string } | null }) => {
+    // The app API's authentication runs before every route here and sets the user.
+    if (!request.user) throw serverError();
+    return request.user.id;
+  };
+
+  app.get("/chat/sessions", (request) => chat.list(userId(request)));
+
+  app.post("/chat/sessions", async (request, reply) => {
+    const fields = validateCreateSession(request.body);
+    return reply.code(201).send(await chat.create(userId(request), fields));
+  });
+
+  app.get<WithId>("/chat/sessions/:id", (request) => chat.get(userId(request), request.params.id));
+
+  app.patch<WithId>("/chat/sessions/:id", async (request) => {
+    const account = userId(request);
+    await chat.find(account, request.params.id);
+    return chat.rename(account, request.params.id, validateRename(request.body));
+  });
+
+  app.delete<WithId>("/chat/sessions/:id", async (request, reply) => {
+    await chat.delete(userId(request), request.params.id);
+    return reply.code(204).send();
+  });
+
+  app.post<WithId>(
+    "/chat/sessions/:id/messages",
+    { config: userLimit("chatMessages") },
+    async (request, reply) => {
+      const started = performance.now();
+      const conversation = await chat.find(userId(request), request.params.id);
+      const message = validateSendMessage(request.body);
+      const { tier: _tier, ...context } = userContext(request, reply, "app.chat");
+      const exchange = await chat.send(conversation, message, context);
+      await sendChatEvents(request, reply, exchange, started);
+      return reply;
+    },
+  );
+}

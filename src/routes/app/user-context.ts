@@ -1,0 +1,28 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Payer } from "../../billing/payer.ts";
+import { serverError } from "../../http/errors.ts";
+import type { GenerationContext } from "../../services/text/text-generation.ts";
+
+/**
+ * The generation context of a signed-in user: the account pays (no key, so no key's monthly limit),
+ * in the installation's zones, at the slow tier unless the caller says otherwise. Its signal is
+ * aborted when the connection closes before the answer was written (the client went away).
+ */
+export function userContext(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: string,
+): GenerationContext {
+  const user = request.user;
+  if (!user) throw serverError();
+  const payer: Payer = { keyId: null, accountId: user.id, zones: null, monthlyLimitMicros: null };
+  const controller = new AbortController();
+  const response = reply.raw;
+  if (response.destroyed) controller.abort();
+  else {
+    response.once("close", () => {
+      if (!response.writableEnded) controller.abort();
+    });
+  }
+  return { requestId: request.id, principal: payer, tier: "slow", endpoint, signal: controller.signal };
+}

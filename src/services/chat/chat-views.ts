@@ -1,0 +1,52 @@
+import type { ConversationRow, MessageRow } from "../../store/repositories/conversations.ts";
+
+/** A message as the app API shows it (spec "Conversation (app API)"). */
+export interface MessageView {
+  id: string;
+  role: "user" | "assistant";
+  content: string;
+  created_at: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** Always 0 when read: the real time is in the stream's `done` event. */
+  latency_ms: 0;
+}
+
+/** A conversation as the app API shows it; `messages` is empty in lists. */
+export interface ConversationView {
+  id: string;
+  title: string;
+  model: string;
+  created_at: string;
+  updated_at: string;
+  messages: MessageView[];
+}
+
+/** ISO 8601 with an explicit offset (`+00:00`), as the spec asks for timestamps. */
+export function timestamp(date: Date): string {
+  return date.toISOString().replace(/Z$/, "+00:00");
+}
+
+export function messageView(row: MessageRow): MessageView {
+  const user = row.role === "user";
+  return {
+    id: row.id,
+    role: user ? "user" : "assistant",
+    content: row.content,
+    created_at: timestamp(row.createdAt),
+    prompt_tokens: user ? 0 : row.promptTokens,
+    completion_tokens: user ? 0 : row.completionTokens,
+    latency_ms: 0,
+  };
+}
+
+export function conversationView(row: ConversationRow, messages: MessageRow[] = []): ConversationView {
+  return {
+    id: row.id,
+    title: row.title,
+    model: row.model,
+    created_at: timestamp(row.createdAt),
+    updated_at: timestamp(row.updatedAt),
+    messages: messages.map(messageView),
+  };
+}
