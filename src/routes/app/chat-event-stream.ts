@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { drained } from "../../http/client-gone.ts";
 import type { ChatEvent, Exchange } from "../../services/chat/chat-exchange.ts";
 
 /**
@@ -59,16 +60,4 @@ export async function sendChatEvents(
 async function write(response: ServerResponse, event: ChatEvent): Promise<void> {
   if (response.destroyed || response.writableEnded) return;
   if (!response.write(`data: ${JSON.stringify(event)}\n\n`)) await drained(response);
-}
-
-function drained(response: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off("drain", done);
-      response.off("close", done);
-      resolve();
-    };
-    response.on("drain", done);
-    response.on("close", done);
-  });
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Payer } from "../../billing/payer.ts";
+import { abortWhenClientLeaves } from "../../http/client-gone.ts";
 import { serverError } from "../../http/errors.ts";
 import type { GenerationContext } from "../../services/text/text-generation.ts";
 
@@ -16,13 +17,6 @@ export function userContext(
   const user = request.user;
   if (!user) throw serverError();
   const payer: Payer = { keyId: null, accountId: user.id, zones: null, monthlyLimitMicros: null };
-  const controller = new AbortController();
-  const response = reply.raw;
-  if (response.destroyed) controller.abort();
-  else {
-    response.once("close", () => {
-      if (!response.writableEnded) controller.abort();
-    });
-  }
+  const controller = abortWhenClientLeaves(reply);
   return { requestId: request.id, principal: payer, tier: "slow", endpoint, signal: controller.signal };
 }

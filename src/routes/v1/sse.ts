@@ -1,6 +1,6 @@
-import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { UpstreamError } from "../../engines/types.ts";
+import { drained } from "../../http/client-gone.ts";
 import { ApiError } from "../../http/errors.ts";
 import type { Placed } from "../../services/text/text-generation.ts";
 
@@ -70,16 +70,4 @@ export function streamError(error: unknown): StreamErrorObject {
       ? "The model stopped answering before the answer was complete (timeout)."
       : "The model stopped answering before the answer was complete.";
   return { message, type: "server_error", code: "upstream_error" };
-}
-
-function drained(response: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off("drain", done);
-      response.off("close", done);
-      resolve();
-    };
-    response.on("drain", done);
-    response.on("close", done);
-  });
 }

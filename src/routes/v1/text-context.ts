@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Catalogue } from "../../engines/catalogue.ts";
+import { abortWhenClientLeaves } from "../../http/client-gone.ts";
 import { serverError } from "../../http/errors.ts";
 import type { GenerationContext, TextGeneration } from "../../services/text/text-generation.ts";
 
@@ -29,14 +30,7 @@ export function generationContext(
   const tier = request.serviceTier;
   // Key authentication and the limiter run before every key-API route and set both.
   if (!principal || !tier) throw serverError();
-  const controller = new AbortController();
-  const response = reply.raw;
-  if (response.destroyed) controller.abort();
-  else {
-    response.once("close", () => {
-      if (!response.writableEnded) controller.abort();
-    });
-  }
+  const controller = abortWhenClientLeaves(reply);
   return {
     context: { requestId: request.id, principal, tier, endpoint, signal: controller.signal },
     controller,
