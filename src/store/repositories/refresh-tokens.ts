@@ -35,6 +35,16 @@ export class RefreshTokensRepository {
    */
   async rotate(oldHash: string, next: { tokenHash: string; expiresAt: Date }, now: Date): Promise<Rotation> {
     return this.db.transaction(async (tx) => {
+      const owner = await tx
+        .select({ accountId: refreshTokens.accountId })
+        .from(refreshTokens)
+        .where(eq(refreshTokens.tokenHash, oldHash))
+        .limit(1);
+      const ownerId = owner[0]?.accountId;
+      if (ownerId === undefined) return { outcome: "refused" };
+      // One exchange or revocation at a time per account: concurrent reuses each revoking all of the
+      // account's tokens would otherwise lock the same rows in different orders and deadlock.
+      await lockAccountTokens(tx, ownerId);
       const retired = await tx
         .update(refreshTokens)
         .set({ retiredAt: now })
@@ -86,10 +96,13 @@ export class RefreshTokensRepository {
 
   /** Revokes every token of an account (password reset). */
   async revokeAll(accountId: string, now: Date): Promise<void> {
-    await this.db
-      .update(refreshTokens)
-      .set({ revokedAt: now })
-      .where(and(eq(refreshTokens.accountId, accountId), isNull(refreshTokens.revokedAt)));
+    await this.db.transaction(async (tx) => {
+      await lockAccountTokens(tx, accountId);
+      await tx
+        .update(refreshTokens)
+        .set({ revokedAt: now })
+        .where(and(eq(refreshTokens.accountId, accountId), isNull(refreshTokens.revokedAt)));
+    });
   }
 
   /** Deletes an account's tokens that have expired: they can do nothing any more, not even betray reuse. */
@@ -98,4 +111,9 @@ export class RefreshTokensRepository {
       .delete(refreshTokens)
       .where(and(eq(refreshTokens.accountId, accountId), lte(refreshTokens.expiresAt, now)));
   }
+}
+
+/** A transaction-long lock on one account's refresh tokens (released at commit or rollback). */
+async function lockAccountTokens(tx: Pick<Database, "execute">, accountId: string): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`refresh_tokens:${accountId}`}, 0))`);
 }
