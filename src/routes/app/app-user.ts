@@ -1,3 +1,5 @@
+import type { FastifyRequest } from "fastify";
+import { serverError } from "../../http/errors.ts";
 import type { Language } from "../../services/accounts.ts";
 
 /** The signed-in user of an app API request. */
@@ -19,4 +21,10 @@ declare module "fastify" {
     /** App API: the route takes a user whose email is not verified yet (the auth endpoints). */
     allowUnverified?: boolean;
   }
+}
+
+/** The signed-in user of a request; the app API's authentication runs before every route that asks. */
+export function requireUser(request: FastifyRequest): AppUser {
+  if (!request.user) throw serverError();
+  return request.user;
 }

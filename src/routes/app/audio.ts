@@ -1,21 +1,14 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../../config/schema.ts";
-import {
-  ApiError,
-  audioFileTooLarge,
-  serverError,
-  uploadFailed,
-  validationFailed,
-} from "../../http/errors.ts";
+import { ApiError, validationFailed } from "../../http/errors.ts";
 import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { userLimit } from "../../limits/user-limits.ts";
 import { DEFAULT_VOICES, VOICES } from "../../services/audio/voices.ts";
 import type { Services } from "../../services/create-services.ts";
-import { AUDIO_MAX_BYTES } from "../v1/audio.ts";
+import { checkAudioFileSize, UPLOAD_KEPT_BYTES } from "../v1/audio.ts";
+import { requireUser } from "./app-user.ts";
 import { userContext } from "./user-context.ts";
 import { validateAppSynthesize, validateAppTranscribe } from "./validate-app-audio.ts";
-
-const UPLOAD_KEPT_BYTES = 50 * 1024 * 1024;
 
 /**
  * The app API's audio (spec "App audio endpoints"): the key API's transcription and speech
@@ -39,8 +32,7 @@ export async function appAudioRoutes(app: FastifyInstance, options: { config: Co
       const fields = validateAppTranscribe(upload.fields, upload.file);
       const file = upload.file;
       if (file === undefined) throw validationFailed({ audio: ["The audio file is required."] });
-      if (file.truncated) throw uploadFailed("audio");
-      if (file.size > AUDIO_MAX_BYTES) throw audioFileTooLarge(file.size);
+      checkAudioFileSize(file, "audio");
       const outcome = await appUpstream(() =>
         services.transcription.transcribe(
           {
@@ -75,9 +67,7 @@ export async function appAudioRoutes(app: FastifyInstance, options: { config: Co
   });
 
   app.post("/audio/synthesize", { config: userLimit("synthesize") }, async (request, reply) => {
-    const user = request.user;
-    if (!user) throw serverError();
-    const valid = validateAppSynthesize(request.body, user.language);
+    const valid = validateAppSynthesize(request.body, requireUser(request).language);
     const outcome = await appUpstream(() =>
       services.speech.speak(valid, userContext(request, reply, "app.audio.synthesize"), "text"),
     );

@@ -1,16 +1,16 @@
 import type { FastifyInstance } from "fastify";
 import { MAX_PASSWORD_LENGTH } from "../../auth/passwords.ts";
 import { LANGUAGES } from "../../config/schema.ts";
-import { ApiError, serverError, validationFailed } from "../../http/errors.ts";
+import { bodyFields, FieldErrors, type TextRule, textField } from "../../http/app-fields.ts";
+import { ApiError, validationFailed } from "../../http/errors.ts";
 import { addressLimit } from "../../limits/address-limits.ts";
 import type { SignedIn } from "../../services/auth/sign-in.ts";
 import type { Services } from "../../services/create-services.ts";
+import { requireUser } from "./app-user.ts";
 
 const MIN_PASSWORD_LENGTH = 8;
 const MAX_EMAIL_LENGTH = 254;
 const MAX_TOKEN_LENGTH = 512;
-
-type Body = Record<string, unknown>;
 
 /**
  * The auth endpoints of the app API (spec "Auth endpoints", "Authentication / App API"): login,
@@ -36,7 +36,7 @@ export async function appAuthRoutes(app: FastifyInstance, options: { services: S
 
   app.post("/auth/logout", { config: { allowUnverified: true } }, async (request, reply) => {
     const body = read(request.body, { refresh_token: { max: MAX_TOKEN_LENGTH } });
-    await signIn.logout(userId(request.user), body.refresh_token);
+    await signIn.logout(requireUser(request).id, body.refresh_token);
     return reply.code(204).send();
   });
 
@@ -70,7 +70,7 @@ export async function appAuthRoutes(app: FastifyInstance, options: { services: S
   app.post("/auth/verify-email", { config: { appPublic: true } }, (request) => verify(request.body));
 
   app.post("/auth/resend-verification", { config: { allowUnverified: true } }, async (request, reply) => {
-    const sent = await accountMails.resendVerification(userId(request.user));
+    const sent = await accountMails.resendVerification(requireUser(request).id);
     return reply.code(sent ? 202 : 200).send({ sent, email_verified: !sent });
   });
 
@@ -112,43 +112,20 @@ export function loginResponse(signedIn: SignedIn) {
   };
 }
 
-interface FieldRule {
-  optional?: boolean;
-  min?: number;
-  max: number;
-  oneOf?: readonly string[];
-}
-
+type FieldRule = Omit<TextRule, "required"> & { optional?: boolean };
 type Read<R extends Record<string, FieldRule>> = {
   [K in keyof R]: R[K] extends { optional: true } ? string | undefined : string;
 };
 
 /** Reads string fields; every field at fault is listed in one 422 `validation_error`. */
 function read<const R extends Record<string, FieldRule>>(body: unknown, rules: R): Read<R> {
-  const fields: Body =
-    typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Body) : {};
-  const errors: Record<string, string[]> = {};
+  const fields = bodyFields(body);
+  const errors = new FieldErrors();
   const values: Record<string, string | undefined> = {};
   for (const [name, rule] of Object.entries(rules)) {
-    const value = fields[name];
-    const fault = (message: string) => {
-      errors[name] = [message];
-    };
-    if (value === undefined || value === null || value === "") {
-      if (!rule.optional) fault(`The ${name} field is required.`);
-    } else if (typeof value !== "string") {
-      fault(`The ${name} field must be a string.`);
-    } else if (rule.min !== undefined && value.length < rule.min) {
-      fault(`The ${name} field must be at least ${rule.min} characters.`);
-    } else if (value.length > rule.max) {
-      fault(`The ${name} field must not be greater than ${rule.max} characters.`);
-    } else if (rule.oneOf && !rule.oneOf.includes(value)) {
-      fault(`The ${name} field must be one of ${rule.oneOf.join(", ")}.`);
-    } else {
-      values[name] = value;
-    }
+    values[name] = textField(fields, name, { ...rule, required: rule.optional !== true }, errors);
   }
-  if (Object.keys(errors).length > 0) throw validationFailed(errors);
+  errors.check();
   return values as Read<R>;
 }
 
@@ -164,9 +141,4 @@ async function asFieldErrors<T>(run: () => Promise<T>): Promise<T> {
     }
     throw error;
   }
-}
-
-function userId(user: { id: string } | null): string {
-  if (!user) throw serverError();
-  return user.id;
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { drained } from "../../http/client-gone.ts";
+import { drained, openEventStream } from "../../http/event-stream-response.ts";
 import type { ChatEvent, Exchange } from "../../services/chat/chat-exchange.ts";
 
 /**
@@ -17,18 +17,7 @@ export async function sendChatEvents(
   exchange: Exchange,
   started: number,
 ): Promise<void> {
-  reply.hijack();
-  const response = reply.raw;
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) response.setHeader(name, value);
-  }
-  response.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    "x-accel-buffering": "no",
-    ...(exchange.zone !== null ? { "x-zona": exchange.zone } : {}),
-  });
-  response.flushHeaders();
+  const response = openEventStream(reply, exchange.zone);
   let ended = false;
   try {
     for await (const event of exchange.events) {

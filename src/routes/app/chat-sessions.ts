@@ -1,7 +1,7 @@
-import type { FastifyInstance } from "fastify";
-import { serverError } from "../../http/errors.ts";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { userLimit } from "../../limits/user-limits.ts";
 import type { Services } from "../../services/create-services.ts";
+import { requireUser } from "./app-user.ts";
 import { sendChatEvents } from "./chat-event-stream.ts";
 import { userContext } from "./user-context.ts";
 import { validateCreateSession, validateRename, validateSendMessage } from "./validate-chat-sessions.ts";
@@ -15,11 +15,7 @@ type WithId = { Params: { id: string } };
  */
 export async function chatSessionRoutes(app: FastifyInstance, options: { services: Services }) {
   const { chat } = options.services;
-  const userId = (request: { user: { id: string } | null }) => {
-    // The app API's authentication runs before every route here and sets the user.
-    if (!request.user) throw serverError();
-    return request.user.id;
-  };
+  const userId = (request: FastifyRequest) => requireUser(request).id;
 
   app.get("/chat/sessions", (request) => chat.list(userId(request)));
 
@@ -31,9 +27,8 @@ export async function chatSessionRoutes(app: FastifyInstance, options: { service
   app.get<WithId>("/chat/sessions/:id", (request) => chat.get(userId(request), request.params.id));
 
   app.patch<WithId>("/chat/sessions/:id", async (request) => {
-    const account = userId(request);
-    await chat.find(account, request.params.id);
-    return chat.rename(account, request.params.id, validateRename(request.body));
+    const conversation = await chat.find(userId(request), request.params.id);
+    return chat.rename(conversation, validateRename(request.body));
   });
 
   app.delete<WithId>("/chat/sessions/:id", async (request, reply) => {

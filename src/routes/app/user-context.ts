@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Payer } from "../../billing/payer.ts";
-import { abortWhenClientLeaves } from "../../http/client-gone.ts";
-import { serverError } from "../../http/errors.ts";
+import { abortWhenClientLeaves } from "../../http/event-stream-response.ts";
 import type { GenerationContext } from "../../services/text/text-generation.ts";
+import { requireUser } from "./app-user.ts";
 
 /**
  * The generation context of a signed-in user: the account pays (no key, so no key's monthly limit),
@@ -14,8 +14,7 @@ export function userContext(
   reply: FastifyReply,
   endpoint: string,
 ): GenerationContext {
-  const user = request.user;
-  if (!user) throw serverError();
+  const user = requireUser(request);
   const payer: Payer = { keyId: null, accountId: user.id, zones: null, monthlyLimitMicros: null };
   const controller = abortWhenClientLeaves(reply);
   return { requestId: request.id, principal: payer, tier: "slow", endpoint, signal: controller.signal };

@@ -1,4 +1,4 @@
-import { validationFailed } from "../../http/errors.ts";
+import { bodyFields, FieldErrors, textField } from "../../http/app-fields.ts";
 import type { ReceivedFile } from "../../http/multipart-upload.ts";
 import type { SpeechRequest } from "../../services/audio/speech-service.ts";
 import { SPEECH_MAX_CHARACTERS } from "../../services/audio/validate-speech.ts";
@@ -21,10 +21,8 @@ export function validateAppTranscribe(
   fields: ReadonlyMap<string, string[]>,
   file: ReceivedFile | undefined,
 ): AppTranscribeFields {
-  const errors: Record<string, string[]> = {};
-  const fault = (field: string, message: string) => {
-    errors[field] = [...(errors[field] ?? []), message];
-  };
+  const errors = new FieldErrors();
+  const fault = (field: string, message: string) => errors.add(field, message);
   const value = (name: string): string | undefined => {
     const found = fields.get(name)?.[0];
     if (found === "") fault(name, `The ${name} field must not be empty.`);
@@ -46,7 +44,7 @@ export function validateAppTranscribe(
   if (segments !== undefined && !["true", "false", "1", "0"].includes(segments)) {
     fault("with_segments", "with_segments must be true or false.");
   }
-  if (Object.keys(errors).length > 0) throw validationFailed(errors);
+  errors.check();
   return {
     model: model as AppTranscribeFields["model"],
     ...(language !== undefined ? { language: language.toLowerCase() } : {}),
@@ -62,32 +60,26 @@ export function validateAppTranscribe(
  * service's 400 `invalid_voice`.
  */
 export function validateAppSynthesize(body: unknown, accountLanguage: string): SpeechRequest {
-  const fields =
-    typeof body === "object" && body !== null && !Array.isArray(body)
-      ? (body as Record<string, unknown>)
-      : {};
-  const errors: Record<string, string[]> = {};
-  const { text, voice, language, format } = fields;
-  if (typeof text !== "string" || text.trim() === "") errors.text = ["The text to read is required."];
-  else if ([...text].length > SPEECH_MAX_CHARACTERS) {
-    errors.text = [`The text may have at most ${SPEECH_MAX_CHARACTERS} characters.`];
-  }
+  const fields = bodyFields(body);
+  const errors = new FieldErrors();
+  const { voice, language, format } = fields;
+  const text = textField(fields, "text", { required: true, max: SPEECH_MAX_CHARACTERS }, errors);
   if (voice !== undefined && voice !== null && (typeof voice !== "string" || voice === "")) {
-    errors.voice = ["The voice must be a voice name."];
+    errors.add("voice", "The voice must be a voice name.");
   }
   if (
     language !== undefined &&
     language !== null &&
     (typeof language !== "string" || !/^[A-Za-z]{2}$/.test(language))
   ) {
-    errors.language = ["The language must be a two-letter code such as it, en, de or fr."];
+    errors.add("language", "The language must be a two-letter code such as it, en, de or fr.");
   }
   if (format !== undefined && format !== null && format !== "wav" && format !== "mp3") {
-    errors.format = ["The format must be wav or mp3."];
+    errors.add("format", "The format must be wav or mp3.");
   }
-  if (Object.keys(errors).length > 0) throw validationFailed(errors);
+  errors.check();
   return {
-    input: text as string,
+    input: text ?? "",
     voice: typeof voice === "string" ? voice : undefined,
     language: typeof language === "string" ? language.toLowerCase() : accountLanguage,
     format: format === "mp3" ? "mp3" : "wav",

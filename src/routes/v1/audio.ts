@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from "fastify";
 import { audioFileTooLarge, invalidRequest, uploadFailed } from "../../http/errors.ts";
-import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
+import { isMultipart, type ReceivedFile, receiveMultipart } from "../../http/multipart-upload.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import type { SpeechService } from "../../services/audio/speech-service.ts";
 import { verboseTranscription } from "../../services/audio/transcription-response.ts";
@@ -17,8 +17,14 @@ export interface AudioRouteDeps {
 
 /** The audio file limit (spec "Limits": 25 MB). */
 export const AUDIO_MAX_BYTES = 25_000_000;
-// Above this the upload is not kept at all and only "the upload failed" is said (spec "Limits").
-const UPLOAD_KEPT_BYTES = 50 * 1024 * 1024;
+/** Above this the upload is not kept at all and only "the upload failed" is said (spec "Limits"). */
+export const UPLOAD_KEPT_BYTES = 50 * 1024 * 1024;
+
+/** The spec's size rules of an audio file: cut off above 50 MB ("the upload failed"), 400 above 25 MB. */
+export function checkAudioFileSize(file: ReceivedFile, param: string): void {
+  if (file.truncated) throw uploadFailed(param);
+  if (file.size > AUDIO_MAX_BYTES) throw audioFileTooLarge(file.size);
+}
 
 /** `POST /v1/audio/transcriptions` and `POST /v1/audio/speech` (spec "Transcription", "Speech"). */
 export function audioRoutes(deps: AudioRouteDeps): FastifyPluginAsync {

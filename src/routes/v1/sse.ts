@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { UpstreamError } from "../../engines/types.ts";
-import { drained } from "../../http/client-gone.ts";
 import { ApiError } from "../../http/errors.ts";
+import { drained, openEventStream } from "../../http/event-stream-response.ts";
 import type { Placed } from "../../services/text/text-generation.ts";
 
 /** The object of the `error` event that ends a failed stream. */
@@ -25,8 +25,7 @@ export async function sendEventStream<T>(
   controller: AbortController,
   map: (chunk: T) => unknown,
 ): Promise<void> {
-  reply.hijack();
-  const response = reply.raw;
+  const response = openEventStream(reply, placed.zone);
   let gone = response.destroyed;
   const onClose = () => {
     if (response.writableEnded) return;
@@ -34,16 +33,6 @@ export async function sendEventStream<T>(
     controller.abort();
   };
   response.once("close", onClose);
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) response.setHeader(name, value);
-  }
-  response.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    "x-accel-buffering": "no",
-    "x-zona": placed.zone,
-  });
-  response.flushHeaders();
   try {
     for await (const chunk of placed.result) {
       if (gone) break; // leaving the loop returns the iterator: the service settles what was used

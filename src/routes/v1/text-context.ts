@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Catalogue } from "../../engines/catalogue.ts";
-import { abortWhenClientLeaves } from "../../http/client-gone.ts";
 import { serverError } from "../../http/errors.ts";
+import { abortWhenClientLeaves } from "../../http/event-stream-response.ts";
 import type { GenerationContext, TextGeneration } from "../../services/text/text-generation.ts";
 
 /** What the text routes of the key API are built from. */

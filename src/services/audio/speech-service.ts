@@ -68,17 +68,12 @@ export class SpeechService {
     this.mp3 = deps.encodeMp3 ?? encodeMp3;
   }
 
-  /** The voice a request gets (400 for an unknown name), without reading anything. */
-  voiceOf(request: Pick<SpeechRequest, "voice" | "language">, param = "voice"): VoiceName {
-    return resolveVoice(request.voice, request.language, param);
-  }
-
   async speak(
     request: SpeechRequest,
     context: GenerationContext,
     inputParam = "input",
   ): Promise<SpeechOutcome> {
-    const voice = this.voiceOf(request);
+    const voice = resolveVoice(request.voice, request.language);
     const zone = this.speechZone(context);
     if (zone === undefined) throw badGateway("No speech engine is configured on this installation.");
     const characters = [...request.input].length;

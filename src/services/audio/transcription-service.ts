@@ -128,7 +128,7 @@ export class TranscriptionService {
     context: GenerationContext,
     signal: AbortSignal,
   ): Promise<{ routed: Routed<Transcription>; zoneMachine: boolean }> {
-    const attempt = (routedSignal: AbortSignal) => this.attempt(call, routedSignal);
+    const attempt = this.attempt(call, signal);
     const reason = fallbackReason({
       model: request.model,
       words: request.words,
@@ -144,10 +144,7 @@ export class TranscriptionService {
           ? (context.principal.zones ?? this.installationZones)
           : this.machineZones;
       try {
-        const routed = await this.router.run(
-          { model: request.model, zones, tier: context.tier },
-          attempt(signal),
-        );
+        const routed = await this.router.run({ model: request.model, zones, tier: context.tier }, attempt);
         return { routed, zoneMachine: true };
       } catch (error) {
         // Rule 3: a zone machine that does not answer, errors or refuses hands over to the fallback server.
@@ -158,7 +155,7 @@ export class TranscriptionService {
     try {
       const routed = await this.router.run(
         { model: request.model, zones: [this.fallbackZone], tier: context.tier },
-        attempt(signal),
+        attempt,
       );
       return { routed, zoneMachine: false };
     } catch (error) {

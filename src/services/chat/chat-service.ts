@@ -74,8 +74,9 @@ export class ChatService {
     return conversationView(row, await this.repo.messages(row.id));
   }
 
-  async rename(accountId: string, id: string, title: string): Promise<ConversationView> {
-    const row = UUID.test(id) ? await this.repo.rename(accountId, id, title) : undefined;
+  /** Sets a title chosen by the user (never replaced by the automatic one). */
+  async rename(conversation: ConversationRow, title: string): Promise<ConversationView> {
+    const row = await this.repo.rename(conversation.accountId, conversation.id, title);
     if (!row) throw conversationNotFound();
     return conversationView(row, await this.repo.messages(row.id));
   }

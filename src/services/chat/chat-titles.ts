@@ -16,13 +16,6 @@ export const TITLE_MAX_CHARACTERS = 255;
 /** Longest title made from the beginning of the first message, ellipsis included. */
 export const FALLBACK_TITLE_CHARACTERS = 60;
 
-/** Characters as a person counts them (code points, so an emoji is one). */
-export function characterCount(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
-  return count;
-}
-
 /**
  * The beginning of the first message as a title: one line, at most 60 characters, cut after a
  * whole word and marked with "…" when the message is longer.

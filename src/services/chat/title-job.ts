@@ -1,14 +1,10 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Payer } from "../../billing/payer.ts";
+import { characterCount } from "../../http/app-fields.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
 import type { ConversationsRepository } from "../../store/repositories/conversations.ts";
 import type { TextGeneration } from "../text/text-generation.ts";
-import {
-  characterCount,
-  cleanGeneratedTitle,
-  SHORT_MESSAGE_CHARACTERS,
-  titleFromMessage,
-} from "./chat-titles.ts";
+import { cleanGeneratedTitle, SHORT_MESSAGE_CHARACTERS, titleFromMessage } from "./chat-titles.ts";
 
 /** The name of the automatic title job. */
 export const TITLE_JOB = "chat.title";

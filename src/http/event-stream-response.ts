@@ -1,3 +1,4 @@
+// Helpers of answers written straight to the socket: server-sent events and their clients.
 import type { ServerResponse } from "node:http";
 import type { FastifyReply } from "fastify";
 
@@ -28,4 +29,25 @@ export function drained(response: ServerResponse): Promise<void> {
     response.on("drain", done);
     response.on("close", done);
   });
+}
+
+/**
+ * Takes the response over from Fastify and starts a `text/event-stream`: status 200 with the
+ * headers the reply has so far (`X-Request-Id`, rate-limit headers) and `X-Zona` when a zone
+ * served it. The status cannot change once this ran.
+ */
+export function openEventStream(reply: FastifyReply, zone: string | null): ServerResponse {
+  reply.hijack();
+  const response = reply.raw;
+  for (const [name, value] of Object.entries(reply.getHeaders())) {
+    if (value !== undefined) response.setHeader(name, value);
+  }
+  response.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+    ...(zone !== null ? { "x-zona": zone } : {}),
+  });
+  response.flushHeaders();
+  return response;
 }
