@@ -95,7 +95,7 @@ export class Router {
         if (!(error instanceof UpstreamError) || error.kind === "aborted") throw error;
         // A 4xx is the request's fault (a file the machine cannot read, a prompt too long): the
         // machine answered, so it counts as up, and the next one is still tried.
-        if (refusedRequest(error)) machine.breaker.success();
+        if (!error.retryable) machine.breaker.success();
         else machine.breaker.failure(this.now(), error.kind === "connect");
         onlyRefusals &&= error.kind === "connect";
         lastError = error;
@@ -133,8 +133,4 @@ export class Router {
       return zoneUnavailable(placement.model, placement.zones);
     return modelUnavailable(placement.model);
   }
-}
-
-function refusedRequest(error: UpstreamError): boolean {
-  return error.kind === "status" && error.status !== undefined && error.status < 500 && error.status !== 429;
 }
