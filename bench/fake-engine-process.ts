@@ -2,6 +2,7 @@
 // measured apart from Zona's and the load generator's. Prints `{"url": ...}` once it listens and
 // exits on SIGTERM, SIGINT or when its stdin closes (the benchmark went away).
 import { FakeOpenAiServer } from "../test/fakes/index.ts";
+import { listenUntilStopped } from "./listen-until-stopped.ts";
 
 const fake = new FakeOpenAiServer({ chunks: 64, chunkDelayMs: 20 });
 const { url, close } = await fake.start();
@@ -10,17 +11,7 @@ const { url, close } = await fake.start();
 // whole run and slow the fake down as it goes, so it is emptied.
 const forget = setInterval(() => fake.clearRequests(), 500);
 
-let stopping = false;
-async function stop(): Promise<void> {
-  if (stopping) return;
-  stopping = true;
+listenUntilStopped(url, async () => {
   clearInterval(forget);
   await close();
-  process.exit(0);
-}
-process.once("SIGTERM", () => void stop());
-process.once("SIGINT", () => void stop());
-process.stdin.on("close", () => void stop());
-process.stdin.resume();
-
-process.stdout.write(`${JSON.stringify({ url })}\n`);
+});

@@ -5,6 +5,7 @@
 // and exits on SIGTERM, SIGINT or when its stdin closes.
 import Fastify from "fastify";
 import { Pool } from "undici";
+import { listenUntilStopped } from "./listen-until-stopped.ts";
 
 const upstream = process.argv[2];
 if (!upstream) throw new Error("usage: stack-floor-process.ts <engine url>");
@@ -25,17 +26,7 @@ app.post("/v1/chat/completions", async (request, reply) => {
 
 const url = await app.listen({ port: 0, host: "127.0.0.1" });
 
-let stopping = false;
-async function stop(): Promise<void> {
-  if (stopping) return;
-  stopping = true;
+listenUntilStopped(url, async () => {
   await app.close();
   await pool.close();
-  process.exit(0);
-}
-process.once("SIGTERM", () => void stop());
-process.once("SIGINT", () => void stop());
-process.stdin.on("close", () => void stop());
-process.stdin.resume();
-
-process.stdout.write(`${JSON.stringify({ url })}\n`);
+});

@@ -4,6 +4,7 @@ import {
   type FakeRequest,
   FakeServer,
   type FakeSettings,
+  takeKnobs,
 } from "./fake-server.ts";
 
 /** Knobs of the moderation fake. */
@@ -99,13 +100,6 @@ export class FakeModerationServer extends FakeServer {
 
   /** Changes settings, the base ones and the moderation knobs alike. */
   override configure(settings: Partial<FakeSettings & FakeModerationSettings>): void {
-    const base: Partial<FakeSettings> = { ...settings };
-    for (const key of MODERATION_KEYS) {
-      if (key in settings) {
-        Object.assign(this.moderation, { [key]: settings[key] });
-        delete (base as Record<string, unknown>)[key];
-      }
-    }
-    super.configure(base);
+    super.configure(takeKnobs(settings, this.moderation, MODERATION_KEYS));
   }
 }

@@ -284,3 +284,22 @@ async function readRequest(req: IncomingMessage): Promise<FakeRequest> {
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * The protocol knobs of a fake's settings go into `knobs` (the object its protocol reads); what is
+ * left is the base settings, for FakeServer.configure.
+ */
+export function takeKnobs<K extends object>(
+  settings: Partial<FakeSettings> & Partial<K>,
+  knobs: K,
+  keys: ReadonlyArray<keyof K>,
+): Partial<FakeSettings> {
+  const base: Record<string, unknown> = { ...settings };
+  for (const key of keys) {
+    if (key in settings) {
+      Object.assign(knobs, { [key]: settings[key] });
+      delete base[key as string];
+    }
+  }
+  return base as Partial<FakeSettings>;
+}

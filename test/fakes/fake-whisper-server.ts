@@ -5,6 +5,7 @@ import {
   type FakeRequest,
   FakeServer,
   type FakeSettings,
+  takeKnobs,
 } from "./fake-server.ts";
 
 /** One segment of a configured transcript (confidences default to those of clear speech). */
@@ -211,14 +212,7 @@ export class FakeWhisperServer extends FakeServer {
 
   /** Changes settings, the base ones and the whisper knobs alike. */
   override configure(settings: Partial<FakeSettings & FakeWhisperSettings>): void {
-    const base: Partial<FakeSettings> = { ...settings };
-    for (const key of WHISPER_KEYS) {
-      if (key in settings) {
-        Object.assign(this.whisper, { [key]: settings[key] });
-        delete (base as Record<string, unknown>)[key];
-      }
-    }
-    super.configure(base);
+    super.configure(takeKnobs(settings, this.whisper, WHISPER_KEYS));
   }
 
   /** Sets what every transcription answers (undefined: back to the text made from the file size). */
