@@ -41,7 +41,9 @@ export function errorBody(error: ApiError, surface: Surface, requestId: string):
         errors: error.fieldErrors ?? {},
       };
     }
-    return { error: { code: error.code ?? error.type, message: error.message } };
+    // The app API names every engine that did not answer one way (spec "App API errors").
+    const code = error.status === 502 ? "upstream_unavailable" : (error.code ?? error.type);
+    return { error: { code, message: error.message } };
   }
   const standard = {
     error: {

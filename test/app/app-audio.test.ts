@@ -163,7 +163,7 @@ describe("App audio endpoints: POST /audio/synthesize", () => {
 });
 
 describe("App audio endpoints: engine failures", () => {
-  it("speech engine down: 502 upstream_unavailable; check down: 503 moderation_unavailable", async () => {
+  it("App API errors: engines down -> 502 upstream_unavailable (synthesize, transcribe); check down -> 503 moderation_unavailable", async () => {
     const f = await startAudioStack();
     try {
       const u = await signedInUser(f.t);
@@ -171,6 +171,16 @@ describe("App audio endpoints: engine failures", () => {
       const down = await u.post("/audio/synthesize", { text: "Ciao" });
       expect(down.status).toBe(502);
       expect(((await down.json()) as { error: { code: string } }).error.code).toBe("upstream_unavailable");
+      await f.zoneWhisper.setMode("error500");
+      await f.fallbackWhisper.setMode("error500");
+      const transcribe = await u.fetch("/audio/transcribe", {
+        method: "POST",
+        body: form(toneWav({ dbfs: -20, seconds: 1 })),
+      });
+      expect(transcribe.status).toBe(502);
+      expect(((await transcribe.json()) as { error: { code: string } }).error.code).toBe(
+        "upstream_unavailable",
+      );
       await f.moderation.setMode("error500");
       const check = await u.post("/audio/synthesize", { text: "Ciao" });
       expect(check.status).toBe(503);

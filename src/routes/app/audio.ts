@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../../config/schema.ts";
-import { ApiError, validationFailed } from "../../http/errors.ts";
+import { validationFailed } from "../../http/errors.ts";
 import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { userLimit } from "../../limits/user-limits.ts";
 import { DEFAULT_VOICES, VOICES } from "../../services/audio/voices.ts";
@@ -33,18 +33,16 @@ export async function appAudioRoutes(app: FastifyInstance, options: { config: Co
       const file = upload.file;
       if (file === undefined) throw validationFailed({ audio: ["The audio file is required."] });
       checkAudioFileSize(file, "audio");
-      const outcome = await appUpstream(() =>
-        services.transcription.transcribe(
-          {
-            model: fields.model,
-            file,
-            ...(fields.language !== undefined ? { language: fields.language } : {}),
-            ...(fields.prompt !== undefined ? { prompt: fields.prompt } : {}),
-            words: false,
-            silenceCheck: false,
-          },
-          userContext(request, reply, "app.audio.transcribe"),
-        ),
+      const outcome = await services.transcription.transcribe(
+        {
+          model: fields.model,
+          file,
+          ...(fields.language !== undefined ? { language: fields.language } : {}),
+          ...(fields.prompt !== undefined ? { prompt: fields.prompt } : {}),
+          words: false,
+          silenceCheck: false,
+        },
+        userContext(request, reply, "app.audio.transcribe"),
       );
       if (outcome.zone !== null) reply.header("x-zona", outcome.zone);
       return {
@@ -68,8 +66,10 @@ export async function appAudioRoutes(app: FastifyInstance, options: { config: Co
 
   app.post("/audio/synthesize", { config: userLimit("synthesize") }, async (request, reply) => {
     const valid = validateAppSynthesize(request.body, requireUser(request).language);
-    const outcome = await appUpstream(() =>
-      services.speech.speak(valid, userContext(request, reply, "app.audio.synthesize"), "text"),
+    const outcome = await services.speech.speak(
+      valid,
+      userContext(request, reply, "app.audio.synthesize"),
+      "text",
     );
     return reply
       .type(outcome.contentType)
@@ -77,22 +77,4 @@ export async function appAudioRoutes(app: FastifyInstance, options: { config: Co
       .header("x-duration-seconds", outcome.durationSeconds.toFixed(2))
       .send(outcome.audio);
   });
-}
-
-/** The app API names an engine that did not answer `upstream_unavailable` (spec "App API errors"). */
-async function appUpstream<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 502) {
-      throw new ApiError({
-        status: 502,
-        message: error.message,
-        code: "upstream_unavailable",
-        type: "upstream_unavailable",
-        retryable: true,
-      });
-    }
-    throw error;
-  }
 }
