@@ -47,7 +47,14 @@ export function withBuiltinSpeech(config: Config): Config {
         ],
     machines: [
       ...config.machines,
-      { name: BUILTIN_SPEECH_MACHINE, zone, protocol: "espeak", models: ["tts-1"], capacity: 2 },
+      {
+        name: BUILTIN_SPEECH_MACHINE,
+        zone,
+        protocol: "espeak",
+        models: ["tts-1"],
+        upstream_names: {},
+        capacity: 2,
+      },
     ],
   };
 }

@@ -79,17 +79,58 @@ const modelSchema = z.strictObject({
     .default({ input_per_million_tokens: 0, output_per_million_tokens: 0 }),
 });
 
-const machineSchema = z.strictObject({
-  name: slug,
-  zone: slug,
-  protocol: z.enum(PROTOCOLS),
-  url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
-  api_key: z.string().min(1).optional(),
-  models: z.array(z.string().min(1)).default([]),
-  tiers: z.array(z.enum(TIER_NAMES)).optional(),
-  family: z.string().min(1).optional(),
-  capacity: z.number().int().positive().default(1),
-});
+/**
+ * The models a machine serves, each as a catalogue id or with the name its engine knows it by:
+ * `[gemma3.8-27b]`, `[{id: gemma3.8-27b, upstream: google/gemma-3-27b-it}]`, or a map
+ * `{gemma3.8-27b: google/gemma-3-27b-it}`.
+ */
+const servedModels = z
+  .union([
+    z.array(
+      z.union([z.string().min(1), z.strictObject({ id: z.string().min(1), upstream: z.string().min(1) })]),
+    ),
+    z.record(z.string().min(1), z.string().min(1)),
+  ])
+  .default([]);
+
+const machineSchema = z
+  .strictObject({
+    name: slug,
+    zone: slug,
+    protocol: z.enum(PROTOCOLS),
+    url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+    api_key: z.string().min(1).optional(),
+    models: servedModels,
+    tiers: z.array(z.enum(TIER_NAMES)).optional(),
+    family: z.string().min(1).optional(),
+    capacity: z.number().int().positive().default(1),
+  })
+  .transform(({ models, ...machine }) => {
+    const entries: Array<[string, string]> = Array.isArray(models)
+      ? models.map((entry) => (typeof entry === "string" ? [entry, entry] : [entry.id, entry.upstream]))
+      : Object.entries(models);
+    return {
+      ...machine,
+      /** Catalogue ids served. */
+      models: entries.map(([id]) => id),
+      /** Catalogue id -> the engine's own name, only where the two differ. */
+      upstream_names: Object.fromEntries(entries.filter(([id, upstream]) => id !== upstream)) as Record<
+        string,
+        string
+      >,
+    };
+  });
+
+/** The Piper voice model behind each own voice, by default (operators may run `-medium` or `-high` ones). */
+const PIPER_VOICE_DEFAULTS = {
+  paola: "it_IT-paola-medium",
+  riccardo: "it_IT-riccardo-x_low",
+  amy: "en_US-amy-medium",
+  ryan: "en_US-ryan-high",
+  thorsten: "de_DE-thorsten-medium",
+  siwis: "fr_FR-siwis-medium",
+};
+const voiceModel = z.string().min(1);
 
 const defaultTiers = {
   slow: { multiplier: 1, requests_per_minute: 60 },
@@ -113,6 +154,32 @@ export const configSchema = z
         trust_proxy: z.boolean().default(false),
         log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
         shutdown_grace_seconds: z.number().positive().default(30),
+        /**
+         * Prefix of every key Zona writes to Redis (rate-limit counters, job queues), so that two
+         * installations can share one Redis server.
+         */
+        redis_prefix: z
+          .string()
+          .regex(/^[A-Za-z0-9:_.-]{1,64}$/, "must be 1 to 64 letters, digits, ':', '_', '.' or '-'")
+          .default("zona"),
+        /**
+         * Origins (`https://chat.example.com`) whose browser pages may call the key API and the app
+         * API; `*` allows every origin. Empty (the default): no CORS headers, preflights are 404.
+         */
+        cors_origins: z
+          .array(
+            z.union([
+              z.literal("*"),
+              z.string().regex(/^https?:\/\/[^/\s]+$/, "must be an origin such as https://chat.example.com"),
+            ]),
+          )
+          .default([]),
+        /**
+         * Port of a second listener that serves only `GET /metrics` (Prometheus, no token), bound to
+         * `metrics_host`. Without it the metrics are at `GET /admin/v1/metrics` behind the operator token.
+         */
+        metrics_port: z.number().int().min(0).max(65535).optional(),
+        metrics_host: z.string().min(1).default("127.0.0.1"),
       })
       .prefault({}),
     installation: z
@@ -164,6 +231,31 @@ export const configSchema = z
         /** A transcription still running after this answers 504 (spec "Limits": 300 seconds). */
         transcription_timeout_seconds: z.number().positive().default(300),
         /**
+         * How long a transcription waits for a machine of the key's zones before it moves on to the
+         * fallback server (spec "Placement rules" 3); must leave the fallback room within
+         * `transcription_timeout_seconds`.
+         */
+        zone_transcription_timeout_seconds: z.number().positive().default(120),
+        /** First cool-down of a machine's circuit breaker after it fails; doubles while it keeps failing. */
+        circuit_cooldown_seconds: z.number().positive().default(5),
+        /** The longest cool-down of a machine's circuit breaker. */
+        circuit_max_cooldown_seconds: z.number().positive().default(60),
+        /** How often every machine is asked whether it is up. */
+        probe_interval_seconds: z.number().positive().default(10),
+        /** How long a probe waits for its answer. */
+        probe_timeout_ms: z.number().int().positive().default(2_000),
+        /** The Piper voice model behind each of the six own voices. */
+        piper_voices: z
+          .strictObject({
+            paola: voiceModel.default(PIPER_VOICE_DEFAULTS.paola),
+            riccardo: voiceModel.default(PIPER_VOICE_DEFAULTS.riccardo),
+            amy: voiceModel.default(PIPER_VOICE_DEFAULTS.amy),
+            ryan: voiceModel.default(PIPER_VOICE_DEFAULTS.ryan),
+            thorsten: voiceModel.default(PIPER_VOICE_DEFAULTS.thorsten),
+            siwis: voiceModel.default(PIPER_VOICE_DEFAULTS.siwis),
+          })
+          .prefault({}),
+        /**
          * Without any `piper` or `espeak` machine in the file, the built-in espeak-ng engine reads
          * speech (`tts-1`), so a fresh installation speaks out of the box.
          */
@@ -200,6 +292,21 @@ export const configSchema = z
     machines: z.array(machineSchema).default([]),
   })
   .superRefine((config, ctx) => {
+    if (config.engines.zone_transcription_timeout_seconds >= config.engines.transcription_timeout_seconds) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["engines", "zone_transcription_timeout_seconds"],
+        message:
+          "must be shorter than engines.transcription_timeout_seconds, so the fallback server still has time",
+      });
+    }
+    if (config.engines.circuit_max_cooldown_seconds < config.engines.circuit_cooldown_seconds) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["engines", "circuit_max_cooldown_seconds"],
+        message: "must not be shorter than engines.circuit_cooldown_seconds",
+      });
+    }
     const zoneIds = new Set<string>();
     config.installation.zones.forEach((zone, i) => {
       if (zoneIds.has(zone.id)) {
@@ -267,5 +374,7 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 /** One model of the catalogue. */
 export type ModelConfig = Config["models"][number];
+/** One machine of the configuration, with its served models resolved. */
+export type MachineSettings = Config["machines"][number];
 /** One tier name. */
 export type TierName = (typeof TIER_NAMES)[number];

@@ -58,6 +58,9 @@ describe("loadConfig: files and environment", () => {
       trust_proxy: false,
       log_level: "info",
       shutdown_grace_seconds: 30,
+      redis_prefix: "zona",
+      cors_origins: [],
+      metrics_host: "127.0.0.1",
     });
     expect(config.installation).toEqual({
       name: "Zona",
@@ -89,12 +92,32 @@ describe("loadConfig: files and environment", () => {
       first_byte_timeout_ms: 60_000,
       idle_timeout_ms: 120_000,
       transcription_timeout_seconds: 300,
+      zone_transcription_timeout_seconds: 120,
+      circuit_cooldown_seconds: 5,
+      circuit_max_cooldown_seconds: 60,
+      probe_interval_seconds: 10,
+      probe_timeout_ms: 2_000,
+      piper_voices: {
+        paola: "it_IT-paola-medium",
+        riccardo: "it_IT-riccardo-x_low",
+        amy: "en_US-amy-medium",
+        ryan: "en_US-ryan-high",
+        thorsten: "de_DE-thorsten-medium",
+        siwis: "fr_FR-siwis-medium",
+      },
       builtin_speech: true,
     });
     // The embedded default speaks: the built-in espeak-ng engine serves tts-1.
     expect(config.models.map((model) => model.id)).toEqual(["tts-1"]);
     expect(config.machines).toEqual([
-      { name: "builtin-espeak", zone: "builtin", protocol: "espeak", models: ["tts-1"], capacity: 2 },
+      {
+        name: "builtin-espeak",
+        zone: "builtin",
+        protocol: "espeak",
+        models: ["tts-1"],
+        upstream_names: {},
+        capacity: 2,
+      },
     ]);
   });
 
@@ -119,7 +142,7 @@ describe("loadConfig: files and environment", () => {
       "installation:\n  zones: [{ id: ch-ti }]\nmachines:\n  - { name: m1, zone: ch-ti, protocol: espeak }\n",
     );
     expect(loadConfig({}, dir).machines).toEqual([
-      { name: "m1", zone: "ch-ti", protocol: "espeak", models: [], capacity: 1 },
+      { name: "m1", zone: "ch-ti", protocol: "espeak", models: [], upstream_names: {}, capacity: 1 },
     ]);
   });
 
@@ -178,6 +201,9 @@ describe("loadConfig: files and environment", () => {
       log_level: "debug",
       trust_proxy: true,
       shutdown_grace_seconds: 30,
+      redis_prefix: "zona",
+      cors_origins: [],
+      metrics_host: "127.0.0.1",
     });
     expect(config.installation.currency).toBe("credits");
   });

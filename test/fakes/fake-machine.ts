@@ -6,5 +6,14 @@ export function fakeMachine(
   url: string,
   overrides: Partial<MachineConfig> = {},
 ): MachineConfig {
-  return { name: `fake-${protocol}`, zone: "ch", protocol, url, models: [], capacity: 1, ...overrides };
+  return {
+    name: `fake-${protocol}`,
+    zone: "ch",
+    protocol,
+    url,
+    models: [],
+    upstream_names: {},
+    capacity: 1,
+    ...overrides,
+  };
 }

@@ -12,6 +12,7 @@ const machine: MachineConfig = {
   zone: "ch",
   protocol: "espeak",
   models: ["tts-1"],
+  upstream_names: {},
   capacity: 2,
 };
 const signal = () => new AbortController().signal;
