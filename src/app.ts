@@ -10,6 +10,7 @@ import { installErrorHandling } from "./http/error-handler.ts";
 import { closeIdleConnectionsOnClose } from "./http/idle-connections.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
+import { installRequestTrace } from "./http/request-trace.ts";
 import { PREFIX } from "./http/surface.ts";
 import { createJobQueue } from "./jobs/create-job-queue.ts";
 import type { JobQueue } from "./jobs/job-queue.ts";
@@ -83,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   closeIdleConnectionsOnClose(app);
   installRequestId(app);
+  installRequestTrace(app);
   installAccessLog(app);
   installBodyParsers(app);
   installErrorHandling(app);
