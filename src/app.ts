@@ -4,25 +4,34 @@ import Fastify, {
   type FastifyPluginAsync,
   LogController,
 } from "fastify";
+import { loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
+import { checkMachines } from "./engines/machine-check.ts";
 import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
+import { installCors } from "./http/cors.ts";
 import { installErrorHandling } from "./http/error-handler.ts";
 import { closeIdleConnectionsOnClose } from "./http/idle-connections.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
+import { installRequestMetrics } from "./http/request-metrics.ts";
 import { installRequestTrace } from "./http/request-trace.ts";
 import { PREFIX } from "./http/surface.ts";
 import { createJobQueue } from "./jobs/create-job-queue.ts";
 import type { JobQueue } from "./jobs/job-queue.ts";
 import type { CounterStore } from "./limits/counter-store.ts";
 import { createCounterStore } from "./limits/create-counter-store.ts";
-import { limitMetrics } from "./limits/limit-metrics.ts";
 import { installRouteLimiters } from "./limits/route-limiters.ts";
 import { TrustedNetworks } from "./limits/trusted-networks.ts";
-import { MetricsRegistry } from "./metrics/metrics-registry.ts";
+import { createAppMetrics } from "./metrics/app-metrics.ts";
+import { registerJobMetrics } from "./metrics/job-metrics.ts";
+import { registerMachineMetrics } from "./metrics/machine-metrics.ts";
+import type { MetricsRegistry } from "./metrics/metrics-registry.ts";
+import { MetricsServer } from "./metrics/metrics-server.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
 import { appApiRoutes } from "./routes/app/index.ts";
+import { healthRoutes, type ReadinessCheck } from "./routes/health.ts";
 import { keyApiRoutes } from "./routes/v1/index.ts";
+import { ConfigReloader } from "./services/config-reloader.ts";
 import { createServices, type Services } from "./services/create-services.ts";
 import type { Store } from "./store/database.ts";
 
@@ -30,8 +39,10 @@ declare module "fastify" {
   interface FastifyInstance {
     /** The domain services the routes use, for the composition root and tests. */
     services: Services;
-    /** The process's metrics, exposed at `GET /admin/v1/metrics`. */
+    /** The app's metrics, at `GET /admin/v1/metrics` and on the metrics listener (docs/metrics.md). */
     metrics: MetricsRegistry;
+    /** Re-reads the configuration (SIGHUP, `POST /admin/v1/reload`). */
+    reloader: ConfigReloader;
   }
 }
 
@@ -49,6 +60,8 @@ export interface AppDeps {
   counterStore?: CounterStore;
   /** A background-job queue to use instead of the configured one (tests); the app closes it. */
   jobQueue?: JobQueue;
+  /** How a reload reads the configuration; by default the file and environment, as at start. */
+  loadConfig?: () => Config;
 }
 
 /** The composition root: one Fastify instance with every plugin and route of the service. */
@@ -64,7 +77,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
   const jobs = deps.jobQueue ?? createJobQueue(config, app.log);
-  const services = createServices(config, deps.store, deps.now, app.log, jobs);
+  const appMetrics = createAppMetrics(config.installation.currency);
+  const services = createServices(config, deps.store, deps.now, app.log, jobs, {
+    upstream: appMetrics.upstream,
+    billing: appMetrics.billing,
+  });
+  const metrics = appMetrics.registry;
+  registerMachineMetrics(metrics, () => services.engines);
+  registerJobMetrics(metrics, () => services.jobs);
+  serveMetrics(app, metrics, config.server);
+  const reloader = new ConfigReloader({
+    services,
+    load: deps.loadConfig ?? (() => loadConfig()),
+    log: app.log,
+    // At start and after every reload: one warning per machine that is down or lacks a model.
+    afterApply: (applied) =>
+      void checkMachines(applied.machines, {
+        timeoutMs: applied.engines.probe_timeout_ms,
+        log: app.log,
+        piperVoices: applied.engines.piper_voices,
+      }),
+  });
   // Usage of requests that ended while closing is written before the store closes.
   app.addHook("onClose", async () => {
     // Running jobs (titles) still use engines, billing and the store: they end first.
@@ -75,8 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await services.upstream.close();
   });
 
-  const metrics = new MetricsRegistry();
-  const limitCounters = limitMetrics(metrics);
+  const limitCounters = appMetrics.limits;
   const counterStore =
     deps.counterStore ?? (await createCounterStore(config, { log: app.log, metrics: limitCounters }));
   app.addHook("onClose", () => counterStore.close());
@@ -86,18 +118,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installRequestId(app);
   installRequestTrace(app);
   installAccessLog(app);
+  installRequestMetrics(app, { metrics, knownModel: (id) => services.catalogue.find(id) !== undefined });
   installBodyParsers(app);
   installErrorHandling(app);
+  installCors(app, () => services.config.server.cors_origins);
   app.decorateRequest("principal", null);
   app.decorateRequest("user", null);
   app.decorate("services", services);
   app.decorate("metrics", metrics);
+  app.decorate("reloader", reloader);
   installRouteLimiters(app, {
     ...limits,
     trusted: new TrustedNetworks(config.installation.trusted_networks),
   });
 
-  app.get("/healthz", () => ({ status: "ok" }));
+  const readiness = readinessChecks(deps.store, counterStore, jobs);
+  await app.register(healthRoutes, { checks: () => readiness });
   await app.register(keyApiRoutes, {
     prefix: PREFIX.key,
     config,
@@ -115,7 +151,32 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       adminToken,
       operator: services.operator,
       metrics,
+      reloader,
     });
   }
   return app;
+}
+
+/**
+ * The metrics listener of `server.metrics_port` (none without it), started when the app is ready
+ * (a port in use stops the start) and closed with it.
+ */
+function serveMetrics(app: FastifyInstance, metrics: MetricsRegistry, server: Config["server"]): void {
+  const port = server.metrics_port;
+  if (port === undefined) return;
+  const listener = new MetricsServer(metrics);
+  app.addHook("onReady", async () => {
+    const bound = await listener.listen(port, server.metrics_host);
+    app.log.info({ host: server.metrics_host, port: bound }, "metrics listening at /metrics");
+  });
+  app.addHook("onClose", () => listener.close());
+}
+
+/** What `GET /readyz` asks: the database, and Redis when the counters or the jobs live there. */
+function readinessChecks(store: Store, counters: CounterStore, jobs: JobQueue): ReadinessCheck[] {
+  const checks: ReadinessCheck[] = [{ name: "database", check: () => store.ping() }];
+  if (counters.ping)
+    checks.push({ name: "redis (rate limits)", check: () => counters.ping?.() ?? Promise.resolve() });
+  if (jobs.ping) checks.push({ name: "redis (jobs)", check: () => jobs.ping?.() ?? Promise.resolve() });
+  return checks;
 }

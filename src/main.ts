@@ -1,18 +1,34 @@
+// First: an unsuitable Node.js stops here, before the other modules load.
+import "./require-node.ts";
+import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { DataDirBusyError } from "./store/data-dir-lock.ts";
-import { openStore } from "./store/open-store.ts";
+import type { Store } from "./store/database.ts";
+import { DatabaseUnreachableError, openStore } from "./store/open-store.ts";
+
+/** A start that cannot go on, told in one line (no stack trace: nothing in Zona is broken). */
+class StartFailure extends Error {
+  override name = "StartFailure";
+}
+
+// An unexpected failure at start is a bug: its stack is shown when the operator asks for details.
+let showStacks = false;
 
 /** Starts the server: config -> store -> app -> listen, and stops it gracefully on SIGTERM or SIGINT. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  showStacks = config.server.log_level === "debug" || config.server.log_level === "trace";
   const store = await openStore(
     config.server.database_url
       ? { databaseUrl: config.server.database_url }
       : { dataDir: config.server.data_dir },
   );
-  const app = await buildApp({ config, store });
+  const app = await buildApp({ config, store }).catch(async (error: unknown) => {
+    await closeWithin(store.close());
+    throw error;
+  });
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -36,12 +52,50 @@ async function main(): Promise<void> {
   process.once("SIGTERM", () => void stop("SIGTERM"));
   process.once("SIGINT", () => void stop("SIGINT"));
 
-  await app.listen({ port: config.server.port, host: config.server.host });
+  await listen(app, store, config);
   const url = localUrl(config, app.server.address());
   store.announce(url);
   app.services.billing.startSweeper();
-  app.services.health.start();
+  app.reloader.startBackground();
+  // SIGHUP re-reads the configuration: machines, models, prices and limits for new requests.
+  process.on("SIGHUP", () => void app.reloader.reload("SIGHUP"));
   app.log.info({ url, database: store.kind }, "zona listening");
+}
+
+/** Listens; a port that cannot be taken closes what was opened (the data folder is released) and says why. */
+async function listen(app: FastifyInstance, store: Store, config: Config): Promise<void> {
+  const { port, host } = config.server;
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    await closeWithin(app.close());
+    await closeWithin(store.close());
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EADDRINUSE") {
+      throw new StartFailure(`port ${port} on ${host} is already in use: stop what holds it or set PORT`);
+    }
+    if (code === "EACCES") {
+      throw new StartFailure(
+        `not allowed to listen on port ${port} on ${host} (EACCES): use a port above 1023`,
+      );
+    }
+    if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
+      throw new StartFailure(`cannot listen on ${host}: not an address of this machine (${code}); set HOST`);
+    }
+    throw error;
+  }
+}
+
+// A failed start must not hang on closing what it opened (a Redis that is away, say).
+const CLOSE_WAIT_MS = 5_000;
+
+async function closeWithin(closing: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, CLOSE_WAIT_MS);
+  });
+  await Promise.race([closing.catch(() => {}), late]);
+  clearTimeout(timer);
 }
 
 function localUrl(config: Config, address: ReturnType<import("node:http").Server["address"]>): string {
@@ -51,12 +105,23 @@ function localUrl(config: Config, address: ReturnType<import("node:http").Server
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError || error instanceof DataDirBusyError) {
-    process.stderr.write(`zona: ${error.message}\n`);
-  } else {
-    process.stderr.write(
-      `zona: could not start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-  }
+  process.stderr.write(`zona: ${startFailureText(error)}\n`);
   process.exit(1);
 });
+
+/** What the operator reads when the start fails: the known causes as they are, anything else in one line. */
+function startFailureText(error: unknown): string {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DataDirBusyError ||
+    error instanceof DatabaseUnreachableError ||
+    error instanceof StartFailure
+  ) {
+    return error.message;
+  }
+  if (showStacks && error instanceof Error && error.stack) return `could not start: ${error.stack}`;
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  const firstLine = message.split("\n", 1)[0] ?? "";
+  return `could not start: ${firstLine}${typeof code === "string" && !message.includes(code) ? ` (${code})` : ""}`;
+}

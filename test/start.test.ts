@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
@@ -51,12 +52,15 @@ describe("README: `npm start` gives a working service on the embedded default", 
     }
   }, 60_000);
 
-  afterAll(() => {
+  afterAll(async () => {
     try {
       signalGroup("SIGKILL");
     } catch {
       // the group is gone already
     }
+    await exit;
+    // The data folder holds a whole database: leave nothing behind (issue 10).
+    if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
   });
 
   const signalGroup = (signal: NodeJS.Signals) => {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { insufficientCredits, spendingLimitReached } from "../http/errors.ts";
-import type { BillingRepository } from "../store/repositories/billing.ts";
+import type { BillingMetrics } from "../metrics/billing-metrics.ts";
+import type { BillingRepository, SettleFacts } from "../store/repositories/billing.ts";
 import { monthOf } from "./month.ts";
 import type { Payer } from "./payer.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
@@ -13,6 +14,8 @@ export interface Charge {
   /** The endpoint as recorded in usage, e.g. `chat.completions`. */
   endpoint: string;
   model: string | null;
+  /** The request's service tier, for the metrics of tokens and cost. */
+  tier?: string;
   /** The most the request can cost; reserved before anything is sent to an engine. */
   maxCostMicros: number;
   /** How long the request may hold the money before a sweep gives it back (long jobs ask for more). */
@@ -36,6 +39,7 @@ export class BillingService {
   private readonly holdSeconds: number;
   private readonly now: () => Date;
   private readonly log: FastifyBaseLogger | undefined;
+  private readonly metrics: BillingMetrics | undefined;
   /** Reservations not yet settled or released. */
   private readonly open = new Set<string>();
   private readonly pending = new Set<Promise<void>>();
@@ -48,9 +52,12 @@ export class BillingService {
     holdSeconds: number;
     now?: () => Date;
     log?: FastifyBaseLogger;
+    metrics?: BillingMetrics;
   }) {
     this.repo = deps.repo;
-    this.usage = new UsageBatcher(deps.repo);
+    this.metrics = deps.metrics;
+    const metrics = deps.metrics;
+    this.usage = new UsageBatcher(deps.repo, metrics ? (size) => metrics.batch(size) : undefined);
     this.prepaid = deps.prepaid;
     this.holdSeconds = deps.holdSeconds;
     this.now = deps.now ?? (() => new Date());
@@ -70,7 +77,7 @@ export class BillingService {
       this.open.add(charge.requestId);
       return new Reservation(charge.requestId, amount, {
         close: (id, facts) =>
-          this.track(id, () =>
+          this.track(id, charge, amount, facts, () =>
             this.usage.record({
               requestId: id,
               keyId: charge.principal.keyId,
@@ -99,11 +106,17 @@ export class BillingService {
       },
       charge.principal.monthlyLimitMicros,
     );
-    if (refusal === "spending_limit_reached") throw spendingLimitReached();
-    if (refusal === "insufficient_credits") throw insufficientCredits();
+    if (refusal === "spending_limit_reached") {
+      this.metrics?.refused("spending_limit");
+      throw spendingLimitReached();
+    }
+    if (refusal === "insufficient_credits") {
+      this.metrics?.refused("insufficient_credits");
+      throw insufficientCredits();
+    }
     this.open.add(charge.requestId);
     return new Reservation(charge.requestId, amount, {
-      close: (id, facts) => this.track(id, () => this.repo.settle(id, facts)),
+      close: (id, facts) => this.track(id, charge, amount, facts, () => this.repo.settle(id, facts)),
     });
   }
 
@@ -182,9 +195,26 @@ export class BillingService {
     return released;
   }
 
-  /** Runs the write that closes a request's money, tracked for a graceful shutdown. */
-  private track(requestId: string, write: () => Promise<unknown>): Promise<void> {
-    const done = this.withRetry(requestId, write).finally(() => this.pending.delete(done));
+  /**
+   * Runs the write that closes a request's money, tracked for a graceful shutdown; once written,
+   * its tokens, cost (never more than was reserved) and write lag go to the metrics.
+   */
+  private track(
+    requestId: string,
+    charge: Charge,
+    amount: number,
+    facts: SettleFacts,
+    write: () => Promise<unknown>,
+  ): Promise<void> {
+    const madeAt = performance.now();
+    const metrics = this.metrics;
+    const done = this.withRetry(requestId, write)
+      .then((written) => {
+        if (!written || !metrics) return;
+        metrics.settled(charge.model, charge.tier ?? "", facts.units, Math.min(facts.costMicros, amount));
+        metrics.written((performance.now() - madeAt) / 1000);
+      })
+      .finally(() => this.pending.delete(done));
     this.pending.add(done);
     this.open.delete(requestId);
     if (this.open.size === 0) this.onAllClosed?.();
@@ -192,16 +222,16 @@ export class BillingService {
   }
 
   // A transient database failure must not leave money held; if every attempt fails, the sweep
-  // gives the reservation back later (the request is then not charged).
-  private async withRetry(requestId: string, write: () => Promise<unknown>): Promise<void> {
+  // gives the reservation back later (the request is then not charged). Resolves whether it wrote.
+  private async withRetry(requestId: string, write: () => Promise<unknown>): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
         await write();
-        return;
+        return true;
       } catch (error) {
         if (attempt >= SETTLE_ATTEMPTS) {
           this.log?.error({ err: error, request_id: requestId }, "could not settle a reservation");
-          return;
+          return false;
         }
         await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
       }

@@ -17,9 +17,12 @@ export class UsageBatcher {
   private queue: Array<{ row: Row; resolve: () => void; reject: (error: unknown) => void }> = [];
   private writing = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly onBatch: ((size: number) => void) | undefined;
 
-  constructor(repo: BillingRepository) {
+  /** `onBatch` hears the size of every batch written (the batch-size metric). */
+  constructor(repo: BillingRepository, onBatch?: (size: number) => void) {
     this.repo = repo;
+    this.onBatch = onBatch;
   }
 
   record(row: Row): Promise<void> {
@@ -41,6 +44,7 @@ export class UsageBatcher {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
           await this.repo.record(batch.map((entry) => entry.row));
+          this.onBatch?.(batch.length);
           for (const entry of batch) entry.resolve();
         } catch (error) {
           for (const entry of batch) entry.reject(error);

@@ -45,6 +45,7 @@ export function httpOperatorClient(baseUrl: string, adminToken: string): Operato
     createKey: (accountId, body) => call("POST", `/accounts/${id(accountId)}/keys`, body),
     listKeys: (query) => call("GET", `/keys${queryString(query)}`),
     getKey: (keyId) => call("GET", `/keys/${id(keyId)}`),
+    updateKey: (keyId, body) => call("PATCH", `/keys/${id(keyId)}`, body),
     revokeKey: (keyId) => call("POST", `/keys/${id(keyId)}/revoke`),
     getCredits: (accountId) => call("GET", `/accounts/${id(accountId)}/credits`),
     setCredits: (accountId, body) => call("PUT", `/accounts/${id(accountId)}/credits`, body),
@@ -53,6 +54,7 @@ export function httpOperatorClient(baseUrl: string, adminToken: string): Operato
     usageSummary: (query) => call("GET", `/usage/summary${queryString(query)}`),
     listModels: () => call("GET", "/models"),
     listMail: (query) => call("GET", `/mail${queryString(query)}`),
+    listMachines: () => call("GET", "/machines"),
     setModelActive: (modelId, active) =>
       call("POST", `/models/${id(modelId)}/${active ? "activate" : "deactivate"}`),
   };

@@ -4,25 +4,29 @@ import { resolveAccount } from "./resolve-account.ts";
 const create: Command = {
   name: "create",
   positionals: ["ACCOUNT"],
-  usage: "--name N [--zones a,b] [--monthly-limit 12.5] [--expires 2027-01-31T00:00:00Z]",
+  usage: "--name N [--zones a,b] [--monthly-limit 12.5] [--rpm N] [--expires 2027-01-31T00:00:00Z]",
   summary: "issue an API key; the answer holds the secret `key`, shown this once only",
   details: [
     "ACCOUNT               an account id or the account's email address",
     "--name N              a name for the key (required)",
     "--zones a,b           zones the key may run in, separated by commas (default: all of the installation)",
     "--monthly-limit X     the most the key may spend per calendar month, in the installation's currency",
+    "--rpm N               the key's own tier limit in requests per minute, whatever the tier asked",
+    "                      (default: the tier table's requests_per_minute)",
     "--expires T           when the key stops working, an ISO 8601 timestamp",
   ],
   options: {
     name: { type: "string" },
     zones: { type: "string" },
     "monthly-limit": { type: "string" },
+    rpm: { type: "string" },
     expires: { type: "string" },
   },
   async run(input) {
     const { values } = input;
     const zones = stringValue(values, "zones");
     const monthlyLimit = stringValue(values, "monthly-limit");
+    const rpm = stringValue(values, "rpm");
     const expires = stringValue(values, "expires");
     const client = await input.operator();
     const accountId = await resolveAccount(client, positional(input, 0));
@@ -30,7 +34,50 @@ const create: Command = {
       name: stringValue(values, "name"),
       ...(zones !== undefined ? { zones: zones.split(",").map((zone) => zone.trim()) } : {}),
       ...(monthlyLimit !== undefined ? { monthly_limit: numeric(monthlyLimit) } : {}),
+      ...(rpm !== undefined ? { requests_per_minute: numeric(rpm) } : {}),
       ...(expires !== undefined ? { expires_at: expires } : {}),
+    });
+  },
+};
+
+const update: Command = {
+  name: "update",
+  positionals: ["KEY_ID"],
+  usage: "[--name N] [--zones a,b|all] [--monthly-limit X|none] [--rpm N|none] [--expires T|never]",
+  summary: "change an API key's settings; options not given stay as they are",
+  details: [
+    "KEY_ID                  the key's id (not the secret)",
+    "--name N                a new name for the key",
+    "--zones a,b|all         zones the key may run in, separated by commas; all: every zone of the installation",
+    "--monthly-limit X|none  the most the key may spend per calendar month; none: no limit",
+    "--rpm N|none            the key's own tier limit in requests per minute; none: the tier table's again",
+    "--expires T|never       when the key stops working, an ISO 8601 timestamp; never: it does not expire",
+    "A change holds for the key's next request.",
+  ],
+  options: {
+    name: { type: "string" },
+    zones: { type: "string" },
+    "monthly-limit": { type: "string" },
+    rpm: { type: "string" },
+    expires: { type: "string" },
+  },
+  async run(input) {
+    const { values } = input;
+    const name = stringValue(values, "name");
+    const zones = stringValue(values, "zones");
+    const monthlyLimit = stringValue(values, "monthly-limit");
+    const rpm = stringValue(values, "rpm");
+    const expires = stringValue(values, "expires");
+    return (await input.operator()).updateKey(positional(input, 0), {
+      ...(name !== undefined ? { name } : {}),
+      ...(zones !== undefined
+        ? { zones: zones === "all" ? null : zones.split(",").map((zone) => zone.trim()) }
+        : {}),
+      ...(monthlyLimit !== undefined
+        ? { monthly_limit: monthlyLimit === "none" ? null : numeric(monthlyLimit) }
+        : {}),
+      ...(rpm !== undefined ? { requests_per_minute: rpm === "none" ? null : numeric(rpm) } : {}),
+      ...(expires !== undefined ? { expires_at: expires === "never" ? null : expires } : {}),
     });
   },
 };
@@ -78,6 +125,6 @@ const revoke: Command = {
 /** `zona keys ...` */
 export const keysGroup: CommandGroup = {
   name: "keys",
-  summary: "issue, list, show and revoke API keys",
-  commands: [create, list, show, revoke],
+  summary: "issue, list, show, update and revoke API keys",
+  commands: [create, list, show, update, revoke],
 };

@@ -1,3 +1,4 @@
+import "../require-node.ts";
 import { runCli } from "./run-cli.ts";
 
 /** The `zona` command's process entry: the one place that hands the real process to the command. */

@@ -1,3 +1,4 @@
+import type { MachinesList } from "../engines/machines-view.ts";
 import type { Operator } from "../services/operator.ts";
 
 /**
@@ -6,6 +7,9 @@ import type { Operator } from "../services/operator.ts";
  */
 export type OperatorClient = {
   [K in keyof Operator]: (...args: Parameters<Operator[K]>) => ReturnType<Operator[K]>;
+} & {
+  /** Machine health, which only a running server knows: present through the operator API alone. */
+  listMachines?: () => Promise<MachinesList>;
 };
 
 /** An operator client and how to let go of what it holds. */

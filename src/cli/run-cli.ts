@@ -8,6 +8,7 @@ import { connectOperator } from "./connect-operator.ts";
 import { creditsGroup } from "./credits-commands.ts";
 import { commandHelp, groupHelp, topHelp } from "./help-text.ts";
 import { keysGroup } from "./keys-commands.ts";
+import { machinesGroup } from "./machines-commands.ts";
 import { mailGroup } from "./mail-commands.ts";
 import { modelsGroup } from "./models-commands.ts";
 import type { OperatorConnection } from "./operator-client.ts";
@@ -22,6 +23,7 @@ export const GROUPS: CommandGroup[] = [
   usageGroup,
   modelsGroup,
   mailGroup,
+  machinesGroup,
 ];
 
 /** Exit codes of the command. */
@@ -47,7 +49,11 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   const group = GROUPS.find((candidate) => candidate.name === groupName);
   if (!group) throw new UsageError(`unknown command group '${groupName}'`);
 
-  const second = leadingGlobals(afterGroup);
+  // A group of one command runs it without its name: `zona machines` is `zona machines list`.
+  const lone = group.commands.length === 1 ? group.commands[0] : undefined;
+  const second = leadingGlobals(
+    lone && afterGroup[0] !== lone.name ? [lone.name, ...afterGroup] : afterGroup,
+  );
   const [commandName, ...args] = second.rest;
   if (commandName === undefined) return help(io, groupHelp(group), top.help || second.help);
   const command = group.commands.find((candidate) => candidate.name === commandName);
@@ -78,7 +84,8 @@ async function run(argv: string[], io: CliIo): Promise<number> {
         return connection.client;
       },
     });
-    io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    // A command that prints a table returns it as text.
+    io.stdout.write(typeof result === "string" ? result : `${JSON.stringify(result, null, 2)}\n`);
     return EXIT.ok;
   } finally {
     await connection?.close();

@@ -122,7 +122,7 @@ const machineSchema = z
   });
 
 /** The Piper voice model behind each own voice, by default (operators may run `-medium` or `-high` ones). */
-const PIPER_VOICE_DEFAULTS = {
+export const PIPER_VOICE_DEFAULTS = {
   paola: "it_IT-paola-medium",
   riccardo: "it_IT-riccardo-x_low",
   amy: "en_US-amy-medium",
@@ -233,9 +233,10 @@ export const configSchema = z
         /**
          * How long a transcription waits for a machine of the key's zones before it moves on to the
          * fallback server (spec "Placement rules" 3); must leave the fallback room within
-         * `transcription_timeout_seconds`.
+         * `transcription_timeout_seconds`. Default: 120, or half of `transcription_timeout_seconds`
+         * when that is shorter.
          */
-        zone_transcription_timeout_seconds: z.number().positive().default(120),
+        zone_transcription_timeout_seconds: z.number().positive().optional(),
         /** First cool-down of a machine's circuit breaker after it fails; doubles while it keeps failing. */
         circuit_cooldown_seconds: z.number().positive().default(5),
         /** The longest cool-down of a machine's circuit breaker. */
@@ -256,12 +257,16 @@ export const configSchema = z
           })
           .prefault({}),
         /**
-         * Without any `piper` or `espeak` machine in the file, the built-in espeak-ng engine reads
-         * speech (`tts-1`), so a fresh installation speaks out of the box.
+         * The built-in espeak-ng engine reads speech (`tts-1`) when no declared `piper` machine can
+         * (or none is declared), so a fresh installation speaks out of the box (builtin-speech.ts).
          */
         builtin_speech: z.boolean().default(true),
       })
-      .prefault({}),
+      .prefault({})
+      .transform(({ zone_transcription_timeout_seconds: zone, ...engines }) => ({
+        ...engines,
+        zone_transcription_timeout_seconds: zone ?? Math.min(120, engines.transcription_timeout_seconds / 2),
+      })),
     billing: z
       .strictObject({
         reservation_timeout_seconds: z.number().int().positive().default(900),

@@ -1,13 +1,16 @@
 import type { Config, TierName } from "../config/schema.ts";
-import { CircuitBreaker } from "./circuit-breaker.ts";
+import { breakerSettings, CircuitBreaker } from "./circuit-breaker.ts";
+import { MachineStats } from "./machine-stats.ts";
 import type { MachineConfig } from "./types.ts";
 
 /** A configured machine with its live state. */
 export interface Machine {
   config: MachineConfig;
   breaker: CircuitBreaker;
-  /** Requests running on it now, for spreading the load by capacity. */
-  inFlight: number;
+  /** In-flight count, last error, latencies: what the machines view shows. */
+  stats: MachineStats;
+  /** Requests running on it now, for spreading the load by capacity (kept in `stats`). */
+  readonly inFlight: number;
 }
 
 /** The machines of the configuration, by the models they serve. */
@@ -15,12 +18,22 @@ export class EngineRegistry {
   readonly machines: Machine[];
   private readonly byModel = new Map<string, Machine[]>();
 
-  constructor(config: Config) {
-    this.machines = config.machines.map((machine) => ({
-      config: machine,
-      breaker: new CircuitBreaker(),
-      inFlight: 0,
-    }));
+  /**
+   * `previous` is the registry this one replaces (a configuration reload): a machine with the same
+   * name, protocol and url keeps its live state (breaker, requests in flight, statistics).
+   */
+  constructor(config: Config, previous?: EngineRegistry) {
+    const settings = breakerSettings(config.engines);
+    const kept = new Map(previous?.machines.map((machine) => [identity(machine.config), machine]));
+    this.machines = config.machines.map((machineConfig) => {
+      const before = kept.get(identity(machineConfig));
+      before?.breaker.configure(settings);
+      return machine(
+        machineConfig,
+        before?.breaker ?? new CircuitBreaker(settings),
+        before?.stats ?? new MachineStats(),
+      );
+    });
     for (const machine of this.machines) {
       for (const model of machine.config.models) {
         const list = this.byModel.get(model) ?? [];
@@ -50,4 +63,20 @@ export class EngineRegistry {
         (machine.config.tiers === undefined || machine.config.tiers.includes(tier)),
     );
   }
+}
+
+function machine(config: MachineConfig, breaker: CircuitBreaker, stats: MachineStats): Machine {
+  return {
+    config,
+    breaker,
+    stats,
+    get inFlight() {
+      return stats.inFlight;
+    },
+  };
+}
+
+// The same server under the same name: a machine that moved or changed protocol starts afresh.
+function identity(config: MachineConfig): string {
+  return JSON.stringify([config.name, config.protocol, config.url ?? ""]);
 }

@@ -1,8 +1,12 @@
+import type { FastifyBaseLogger } from "fastify";
 import type { TierName } from "../config/schema.ts";
 import { badGateway, modelUnavailable, zoneUnavailable } from "../http/errors.ts";
+import type { RequestTrace } from "../http/request-trace.ts";
 import type { AdapterLookup } from "./adapters/index.ts";
+import { MESSAGE_LIMIT } from "./machine-stats.ts";
 import type { EngineRegistry, Machine } from "./registry.ts";
 import { type EngineAdapter, UpstreamError } from "./types.ts";
+import type { UpstreamObserver } from "./upstream-observer.ts";
 
 /** Where a request may run and what it prefers. */
 export interface Placement {
@@ -12,6 +16,8 @@ export interface Placement {
   tier: TierName;
   /** A machine family to try first (the app API's `backend`). */
   preferFamily?: string;
+  /** The request's trace: the router writes the machine, zone and upstream time into it. */
+  trace?: RequestTrace;
 }
 
 /** What one machine answered. `finish` marks the machine free again (streams call it at their end). */
@@ -25,6 +31,25 @@ export interface Routed<T> {
 /** Tries one machine; throws an UpstreamError to move on to the next. */
 export type Attempt<T> = (machine: Machine, adapter: EngineAdapter) => Promise<T>;
 
+/** What the router is built with. */
+export interface RouterOptions {
+  adapters: AdapterLookup;
+  installationHasZones: boolean;
+  now?: () => number;
+  /** Where failed attempts are logged (one `warn` line each). */
+  log?: FastifyBaseLogger;
+  /** Hears of every attempt (metrics). */
+  observer?: UpstreamObserver;
+}
+
+/** What a run is about, for the statistics, the log and the trace. */
+interface RunLabel {
+  model: string;
+  trace: RequestTrace | undefined;
+  /** Whether the trace takes the machine and zone (not for side checks such as moderation). */
+  placesTrace: boolean;
+}
+
 /**
  * Placement and failover: machines of the allowed zones serving the model at the tier, healthy
  * ones first and the least busy (by capacity) before the others; a machine that refuses, errors or
@@ -35,16 +60,17 @@ export class Router {
   private readonly installationHasZones: boolean;
   private readonly adapters: AdapterLookup;
   private readonly now: () => number;
+  private readonly log: FastifyBaseLogger | undefined;
+  private readonly observer: UpstreamObserver | undefined;
   private turn = 0;
 
-  constructor(
-    registry: EngineRegistry,
-    options: { adapters: AdapterLookup; installationHasZones: boolean; now?: () => number },
-  ) {
+  constructor(registry: EngineRegistry, options: RouterOptions) {
     this.registry = registry;
     this.adapters = options.adapters;
     this.installationHasZones = options.installationHasZones;
     this.now = options.now ?? Date.now;
+    this.log = options.log;
+    this.observer = options.observer;
   }
 
   /** Runs `attempt` on the first machine that answers; `keepBusy` leaves the machine counted busy until `finish`. */
@@ -54,21 +80,35 @@ export class Router {
       this.registry.candidates(placement.model, zones, placement.tier),
       placement.preferFamily,
     );
-    return this.tryInTurn(candidates, attempt, keepBusy, () => this.unavailable(placement));
+    const trace = placement.trace;
+    if (trace) {
+      trace.model ??= placement.model;
+      trace.tier ??= placement.tier;
+    }
+    const label = { model: placement.model, trace, placesTrace: true };
+    return this.tryInTurn(candidates, attempt, keepBusy, label, () => this.unavailable(placement));
   }
 
   /**
    * Runs `attempt` on the first of some machines that answers (machines found otherwise than by
    * model, such as the content checks of a zone); `unavailable` is thrown when none could be tried.
+   * `about` names the work (for the log) and the request it is done for.
    */
-  async runAmong<T>(machines: Machine[], attempt: Attempt<T>, unavailable: () => Error): Promise<Routed<T>> {
-    return this.tryInTurn(this.order(machines, undefined), attempt, false, unavailable);
+  async runAmong<T>(
+    machines: Machine[],
+    attempt: Attempt<T>,
+    unavailable: () => Error,
+    about: { model: string; trace?: RequestTrace } = { model: "" },
+  ): Promise<Routed<T>> {
+    const label = { model: about.model, trace: about.trace, placesTrace: false };
+    return this.tryInTurn(this.order(machines, undefined), attempt, false, label, unavailable);
   }
 
   private async tryInTurn<T>(
     candidates: Machine[],
     attempt: Attempt<T>,
     keepBusy: boolean,
+    label: RunLabel,
     unavailable: () => Error,
   ): Promise<Routed<T>> {
     if (candidates.length === 0) throw unavailable();
@@ -79,15 +119,18 @@ export class Router {
       const adapter = this.adapters(machine.config.protocol);
       if (!adapter || !machine.breaker.tryAcquire(this.now())) continue;
       tried += 1;
-      machine.inFlight += 1;
+      const stats = machine.stats;
+      stats.inFlight += 1;
       let finished = false;
       const finish = () => {
-        if (!finished) machine.inFlight -= 1;
+        if (!finished) stats.inFlight -= 1;
         finished = true;
       };
+      const started = performance.now();
       try {
         const result = await attempt(machine, adapter);
         machine.breaker.success();
+        this.answered(machine, label, performance.now() - started);
         if (!keepBusy) finish();
         return { zone: machine.config.zone, machine: machine.config.name, result, finish };
       } catch (error) {
@@ -97,6 +140,7 @@ export class Router {
         // machine answered, so it counts as up, and the next one is still tried.
         if (!error.retryable) machine.breaker.success();
         else machine.breaker.failure(this.now(), error.kind === "connect");
+        this.failed(machine, label, performance.now() - started, error);
         onlyRefusals &&= error.kind === "connect";
         lastError = error;
       }
@@ -107,6 +151,62 @@ export class Router {
         ? "No machine answered in time. Try again with growing pauses."
         : "No machine answered the request. Try again with growing pauses.",
     );
+  }
+
+  private answered(machine: Machine, label: RunLabel, ms: number): void {
+    machine.stats.success(ms, this.now());
+    this.place(machine, label, ms);
+    this.observer?.attempt({
+      requestId: label.trace?.requestId,
+      machine: machine.config.name,
+      zone: machine.config.zone,
+      protocol: machine.config.protocol,
+      model: label.model,
+      ms,
+    });
+  }
+
+  /** One failed attempt: the statistics, one warn line, the observer. */
+  private failed(machine: Machine, label: RunLabel, ms: number, error: UpstreamError): void {
+    const message = error.message.slice(0, MESSAGE_LIMIT);
+    const failure = {
+      kind: error.kind,
+      ...(error.status !== undefined ? { status: error.status } : {}),
+      message,
+    };
+    machine.stats.failure(failure, this.now());
+    this.place(machine, label, ms);
+    this.log?.warn(
+      {
+        ...(label.trace ? { request_id: label.trace.requestId } : {}),
+        machine: machine.config.name,
+        zone: machine.config.zone,
+        model: label.model,
+        error_kind: error.kind,
+        ...(error.status !== undefined ? { upstream_status: error.status } : {}),
+        ms: Math.round(ms),
+        reason: message,
+      },
+      "upstream attempt failed",
+    );
+    this.observer?.attempt({
+      requestId: label.trace?.requestId,
+      machine: machine.config.name,
+      zone: machine.config.zone,
+      protocol: machine.config.protocol,
+      model: label.model,
+      ms,
+      failure,
+    });
+  }
+
+  // The trace names the last machine tried: the one that answered, or the last that failed.
+  private place(machine: Machine, label: RunLabel, ms: number): void {
+    const trace = label.trace;
+    if (!trace || !label.placesTrace) return;
+    trace.machine = machine.config.name;
+    trace.zone = machine.config.zone;
+    trace.upstreamMs = Math.round(ms * 100) / 100;
   }
 
   private order(machines: Machine[], preferFamily: string | undefined): Machine[] {

@@ -31,7 +31,7 @@ export interface TokenUsage {
  * tools, tool_choice, response_format, user); `max_completion_tokens` arrives as `max_tokens`.
  */
 export interface ChatCall {
-  /** The catalogue id, which is also the model name upstream. */
+  /** The catalogue id; the adapter sends the machine's name for it (see served-models.ts). */
   model: string;
   messages: ChatMessage[];
   params: Record<string, unknown>;
@@ -112,7 +112,7 @@ export interface AudioFile {
 
 /** A validated transcription request, as the adapters receive it. */
 export interface TranscriptionCall {
-  /** The catalogue id (`asr-1` or `asr-1-hd`), also the model name upstream. */
+  /** The catalogue id (`asr-1` or `asr-1-hd`); the adapter sends the machine's name for it. */
   model: string;
   file: AudioFile;
   language?: string;

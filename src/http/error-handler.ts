@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ApiError, payloadTooLarge, serverError, unknownEndpoint } from "./errors.ts";
+import { UpstreamError } from "../engines/types.ts";
+import { ApiError, isFinal, payloadTooLarge, serverError, unknownEndpoint } from "./errors.ts";
 import { htmlErrorPage } from "./html-pages.ts";
 import { type Surface, surfaceOf } from "./surface.ts";
 
@@ -11,16 +12,36 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500 && !(error instanceof ApiError)) {
+    if (apiError.status >= 500 && !(error instanceof ApiError) && !cancelledByClient(error, reply)) {
       request.log.error({ err: error }, "unexpected failure");
     }
     return sendError(request, reply, apiError);
   });
+  // A client that goes away before its answer is complete is no fault of the service: one info
+  // line, without a stack; the upstream call it cancels is not logged again (above).
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.raw.once("close", () => {
+      if (!reply.raw.writableFinished)
+        request.log.info("the client went away before the answer was complete");
+    });
+    done();
+  });
+}
+
+/** The upstream call was cancelled because the client closed the connection. */
+function cancelledByClient(error: unknown, reply: FastifyReply): boolean {
+  return (
+    error instanceof UpstreamError &&
+    error.kind === "aborted" &&
+    reply.raw.destroyed &&
+    !reply.raw.writableFinished
+  );
 }
 
 /** Sends an error in the shape of the API the request came in on. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   reply.code(error.status).headers(error.headers);
+  if (isFinal(error)) reply.header("x-should-retry", "false");
   if (error.shape === "html") {
     return reply.type("text/html; charset=utf-8").send(htmlErrorPage(error.status, request.id));
   }

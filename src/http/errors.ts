@@ -48,6 +48,18 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Whether the spec tells clients never to retry this error as it is (spec "Retry guidance"): every
+ * 4xx but 408 and 429 (the request itself must change), 501, and 503 `model_activation_required`
+ * (an operator must act). Such answers carry `x-should-retry: false`, which the official OpenAI
+ * SDKs honour instead of their own rule (which retries 409, 501 and every 503).
+ */
+export function isFinal(error: ApiError): boolean {
+  if (error.status >= 400 && error.status < 500) return error.status !== 408 && error.status !== 429;
+  if (error.status === 501) return true;
+  return error.status === 503 && error.code === "model_activation_required";
+}
+
 /** 401 of the key API: missing, malformed, unknown, revoked, expired key or disabled account. */
 export function invalidApiKey(message: string): ApiError {
   return new ApiError({ status: 401, message, code: "invalid_api_key" });
@@ -145,12 +157,18 @@ export function unknownServiceTier(value: string, tiers: readonly string[]): Api
 }
 
 /** 429 of the tier limit: the standard error object, `Retry-After` until the next clock minute. */
-export function tierRateLimitExceeded(tier: string, limit: number, retryAfterSeconds: number): ApiError {
+export function tierRateLimitExceeded(
+  tier: string,
+  limit: number,
+  retryAfterSeconds: number,
+  ownLimit = false,
+): ApiError {
+  const rule = ownLimit
+    ? `this API key allows ${limit} requests per minute`
+    : `the ${tier} tier allows ${limit} requests per minute for this API key`;
   return new ApiError({
     status: 429,
-    message:
-      `Rate limit reached: the ${tier} tier allows ${limit} requests per minute for this API key. ` +
-      `Try again in ${retryAfterSeconds} seconds.`,
+    message: `Rate limit reached: ${rule}. Try again in ${retryAfterSeconds} seconds.`,
     type: "rate_limit_exceeded",
     code: "rate_limit_exceeded",
     headers: { "Retry-After": String(retryAfterSeconds) },
@@ -371,6 +389,16 @@ export function invalidCredentials(): ApiError {
     status: 401,
     message: "The email or the password is wrong.",
     code: "invalid_credentials",
+  });
+}
+
+/** 403: a CORS preflight from a browser page whose origin is not in `server.cors_origins`. */
+export function originNotAllowed(origin: string): ApiError {
+  const shown = origin.length > 200 ? `${origin.slice(0, 200)}...` : origin;
+  return new ApiError({
+    status: 403,
+    message: `Browser pages of ${shown} may not call this API: the origin is not in the installation's allowed origins.`,
+    code: "origin_not_allowed",
   });
 }
 

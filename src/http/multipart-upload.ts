@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import busboy from "busboy";
-import type { FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { BODY_LIMIT_BYTES } from "./body-parsers.ts";
 import { payloadTooLarge, uploadFailed } from "./errors.ts";
 
@@ -48,9 +49,9 @@ export function isMultipart(request: FastifyRequest): boolean {
 
 /**
  * Reads a multipart form from the request stream with hard limits: the whole request at most 64 MB
- * (413 above, from Content-Length before reading or counted while reading), one file written to a
- * temporary folder, a bounded number of small text fields. A malformed or cut-off form is 400
- * `upload_failed`. The temporary folder is removed when reading fails; otherwise by `remove()`.
+ * (413 above, from Content-Length before reading or counted while reading), one file written to the
+ * app's upload folder (uploadFolderOf), a bounded number of small text fields. A malformed or cut-off
+ * form is 400 `upload_failed`. The file is removed when reading fails; otherwise by `remove()`.
  */
 export async function receiveMultipart(
   request: FastifyRequest,
@@ -58,10 +59,10 @@ export async function receiveMultipart(
 ): Promise<MultipartUpload> {
   const declared = Number(request.headers["content-length"]);
   if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) throw payloadTooLarge();
-  const folder = await mkdtemp(join(tmpdir(), "zona-upload-"));
-  const remove = () => rm(folder, { recursive: true, force: true });
+  const path = join(await folderOf(request.server.server), `upload-${randomBytes(12).toString("hex")}`);
+  const remove = () => rm(path, { force: true });
   try {
-    const received = await readForm(request, limits, folder);
+    const received = await readForm(request, limits, path);
     return { ...received, remove };
   } catch (error) {
     await remove();
@@ -69,10 +70,44 @@ export async function receiveMultipart(
   }
 }
 
+// One folder per HTTP server (so per app), made on its first upload and removed when it closes: what
+// one app leaves behind is told apart from the files of every other program using the temporary folder.
+const folders = new WeakMap<Server, { made: Promise<string>; path?: string }>();
+
+function folderOf(server: Server): Promise<string> {
+  const known = folders.get(server);
+  if (known) return known.made;
+  const entry: { made: Promise<string>; path?: string } = {
+    made: mkdtemp(join(tmpdir(), "zona-uploads-")).then(
+      (path) => {
+        entry.path = path;
+        return path;
+      },
+      (error: unknown) => {
+        folders.delete(server); // the next upload tries again
+        throw error;
+      },
+    ),
+  };
+  folders.set(server, entry);
+  server.once("close", () => {
+    folders.delete(server);
+    // Synchronous, so that the folder is gone when the app's close resolves.
+    if (entry.path !== undefined) rmSync(entry.path, { recursive: true, force: true });
+    else void entry.made.then((path) => rm(path, { recursive: true, force: true }));
+  });
+  return entry.made;
+}
+
+/** The folder where an app's uploads are written while they are read, once it has had one. */
+export function uploadFolderOf(app: FastifyInstance): string | undefined {
+  return folders.get(app.server)?.path;
+}
+
 function readForm(
   request: FastifyRequest,
   limits: UploadLimits,
-  folder: string,
+  path: string,
 ): Promise<Omit<MultipartUpload, "remove">> {
   const maxFieldBytes = limits.maxFieldBytes ?? 64 * 1024;
   return new Promise((resolve, reject) => {
@@ -124,7 +159,6 @@ function readForm(
         stream.resume();
         return;
       }
-      const path = join(folder, `upload-${randomBytes(6).toString("hex")}`);
       const received: ReceivedFile = { path, size: 0, filename: info.filename ?? "", truncated: false };
       file = received;
       stream.on("data", (chunk: Buffer) => {

@@ -1,4 +1,4 @@
-import { type Job, Queue, Worker } from "bullmq";
+import { type Job, Queue, type RedisClient, Worker } from "bullmq";
 import type { FastifyBaseLogger } from "fastify";
 import type { JobHandler, JobOptions, JobQueue } from "./job-queue.ts";
 
@@ -14,14 +14,17 @@ export interface BullMqQueueOptions {
   attempts?: number;
   /** Pause before the second run, doubling after (default 1 s). */
   backoffMs?: number;
-  log?: Pick<FastifyBaseLogger, "warn" | "error">;
+  log?: Pick<FastifyBaseLogger, "warn" | "error" | "info">;
 }
 
-/** The prefix of Zona's BullMQ keys in Redis. */
+/** The prefix of Zona's BullMQ keys in Redis (`server.redis_prefix` + `:jobs`). */
 export const JOBS_KEY_PREFIX = "zona:jobs";
 const QUEUE_NAME = "background";
 const MAX_RECONNECT_DELAY_MS = 2_000;
-const CLOSE_WAIT_MS = 10_000;
+// As the rate-limit counters' fallback: one warning per window, however many errors and retries.
+const WARN_EVERY_MS = 10_000;
+// A live Redis answers QUIT in milliseconds; past this the connections are cut.
+const CLOSE_WAIT_MS = 2_000;
 const IDLE_POLL_MS = 20;
 // Failed jobs kept for inspection; finished ones are removed so a later job may reuse an id.
 const FAILED_KEPT = 1_000;
@@ -31,6 +34,10 @@ const FAILED_KEPT = 1_000;
  * runs them, so a job survives the process that added it (BullMQ hands a job whose worker died to
  * another instance after its lock expires). A job id that is still waiting or running is not added
  * twice. The worker starts with the first `work`.
+ *
+ * When Redis is unreachable, errors of the queue and the worker (each reconnection attempt raises
+ * one) are logged as one warning at most every 10 s, and `close()` does not wait for Redis: it
+ * waits for the running handlers only, then cuts the connections instead of saying goodbye.
  */
 export class BullMqQueue implements JobQueue {
   readonly kind = "bullmq";
@@ -39,7 +46,17 @@ export class BullMqQueue implements JobQueue {
   private readonly queue: Queue;
   private readonly handlers = new Map<string, JobHandler<unknown>>();
   private readonly stopping = new AbortController();
+  /** Handlers running in this process; a close waits for them, never for Redis. */
+  private readonly running = new Set<Promise<void>>();
+  /** The Redis clients BullMQ opened, once each connected. */
+  private readonly clients: RedisClient[] = [];
+  /** Clients that have not connected yet. */
+  private connecting = 0;
   private worker: Worker | undefined;
+  private closing: Promise<void> | undefined;
+  private lastWarning = Number.NEGATIVE_INFINITY;
+  private unwarned = 0;
+  private degraded = false;
 
   constructor(options: BullMqQueueOptions) {
     this.options = options;
@@ -54,7 +71,8 @@ export class BullMqQueue implements JobQueue {
         removeOnFail: FAILED_KEPT,
       },
     });
-    this.queue.on("error", (error) => this.options.log?.warn({ err: error }, "job queue: Redis error"));
+    this.queue.on("error", (error) => this.warn(error));
+    this.watch(this.queue);
   }
 
   work<T>(name: string, handler: JobHandler<T>): void {
@@ -66,7 +84,8 @@ export class BullMqQueue implements JobQueue {
       prefix: this.prefix,
       concurrency: this.options.concurrency ?? 4,
     });
-    this.worker.on("error", (error) => this.options.log?.warn({ err: error }, "job worker: Redis error"));
+    this.worker.on("error", (error) => this.warn(error));
+    this.watch(this.worker);
     this.worker.on("failed", (job, error) => {
       this.options.log?.error({ err: error, job: job?.name, id: job?.id }, "background job failed");
     });
@@ -85,21 +104,36 @@ export class BullMqQueue implements JobQueue {
     }
   }
 
-  async close(): Promise<void> {
+  /** Counts the shared queue in Redis: the jobs of every instance. */
+  async waitingCount(): Promise<number> {
+    const counts = await this.queue.getJobCounts("waiting", "prioritized", "delayed");
+    return Object.values(counts).reduce((sum, count) => sum + count, 0);
+  }
+
+  /** One round trip to Redis over the queue's own connection; the caller bounds the wait. */
+  async ping(): Promise<void> {
+    await this.queue.getJobCounts("waiting");
+  }
+
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
     this.stopping.abort();
-    const closing = (async () => {
-      // The worker waits for its running jobs, which end quickly now their signal is aborted.
-      await this.worker?.close();
-      await this.queue.close();
-    })();
-    // A shutdown never hangs on Redis: past the wait, the connections are left to the process's exit.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">((resolve) => {
-      timer = setTimeout(() => resolve("late"), CLOSE_WAIT_MS);
-    });
-    const outcome = await Promise.race([closing.then(() => "closed" as const), late]);
-    clearTimeout(timer);
-    if (outcome === "late") this.options.log?.warn("job queue: Redis did not let the queue close in time");
+    // The handlers use the engines, billing and the store, which close after the queue: they end
+    // first (quickly, now their signal is aborted), whether Redis is there or not.
+    await Promise.allSettled(this.running);
+    const reachable = this.connecting === 0 && this.clients.every((client) => client.status === "ready");
+    // A forced worker close does not wait for BullMQ to record the jobs that just ended in Redis.
+    const closing = Promise.allSettled([this.worker?.close(!reachable), this.queue.close()]);
+    if (reachable && (await settlesWithin(closing, CLOSE_WAIT_MS))) return;
+    // Redis is gone (or went during the close): commands waiting for it fail now, and QUIT with them.
+    for (const client of this.clients) client.disconnect();
+    if (!(await settlesWithin(closing, CLOSE_WAIT_MS))) {
+      this.options.log?.warn("job queue: closed without Redis; connections left to the process's exit");
+    }
   }
 
   private async run(job: Job): Promise<void> {
@@ -107,7 +141,50 @@ export class BullMqQueue implements JobQueue {
     // A job of a name this process does not run (an instance of another version added it) fails
     // here and is retried, possibly by an instance that knows it.
     if (!handler) throw new Error(`no handler for background job '${job.name}' in this process`);
-    await handler(job.data, this.stopping.signal);
+    const running = handler(job.data, this.stopping.signal);
+    this.running.add(running);
+    try {
+      await running;
+    } finally {
+      this.running.delete(running);
+    }
+  }
+
+  /** Keeps the clients of a queue or worker once connected, and notes when Redis is back. */
+  private watch(owner: Queue | Worker): void {
+    const backend = owner.getBackend();
+    for (const client of [backend.client, backend.blockingClient]) {
+      if (!client) continue;
+      this.connecting += 1;
+      // A client that never connects rejects when closed: nothing to keep, nothing to report.
+      client
+        .then((connected) => this.clients.push(connected))
+        .catch(() => {})
+        .finally(() => {
+          this.connecting -= 1;
+        });
+    }
+    backend.on("ready", () => {
+      if (!this.degraded) return;
+      this.degraded = false;
+      this.options.log?.info({}, "job queue: Redis is reachable again");
+    });
+  }
+
+  private warn(error: Error): void {
+    this.degraded = true;
+    const at = Date.now();
+    if (at - this.lastWarning < WARN_EVERY_MS) {
+      this.unwarned += 1;
+      return;
+    }
+    this.lastWarning = at;
+    const repeated = this.unwarned;
+    this.unwarned = 0;
+    this.options.log?.warn(
+      { reason: error.message, ...(repeated > 0 ? { errors_since_last_warning: repeated } : {}) },
+      "job queue: Redis unreachable or failing; background jobs wait for it",
+    );
   }
 
   private connection() {
@@ -118,5 +195,18 @@ export class BullMqQueue implements JobQueue {
       // close would wait) that long. As for the rate-limit counters: at most 2 s between attempts.
       retryStrategy: (times: number) => Math.min(times * 200, MAX_RECONNECT_DELAY_MS),
     };
+  }
+}
+
+/** Whether `promise` settles within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

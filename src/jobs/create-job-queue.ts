@@ -8,5 +8,5 @@ import type { JobQueue } from "./job-queue.ts";
 export function createJobQueue(config: Config, log?: FastifyBaseLogger): JobQueue {
   const url = config.server.redis_url;
   if (!url) return new InProcessQueue(log ? { log } : {});
-  return new BullMqQueue({ url, ...(log ? { log } : {}) });
+  return new BullMqQueue({ url, prefix: `${config.server.redis_prefix}:jobs`, ...(log ? { log } : {}) });
 }

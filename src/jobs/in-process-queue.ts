@@ -66,6 +66,10 @@ export class InProcessQueue implements JobQueue {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  waitingCount(): number {
+    return this.waiting.length;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.stopping.abort();

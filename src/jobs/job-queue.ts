@@ -24,6 +24,10 @@ export interface JobQueue {
   add<T>(name: string, data: T, options?: JobOptions): Promise<void>;
   /** Resolves when no job of this queue is waiting or running (tests wait on it instead of sleeping). */
   idle(): Promise<void>;
+  /** Jobs waiting to run (queued or waiting for a retry), for the queue-depth metric. */
+  waitingCount?(): number | Promise<number>;
+  /** Readiness of a queue in Redis: resolves when Redis answers, rejects with the reason (`GET /readyz`). */
+  ping?(): Promise<void>;
   /** Stops taking jobs, aborts the running ones' signals and waits for them to finish. */
   close(): Promise<void>;
 }

@@ -37,6 +37,8 @@ export interface CounterStore {
    * request toward every counter. `now` is the app clock (epoch ms), never the store's own.
    */
   take(counters: CounterSpec[], now: number): Promise<TakeResult>;
+  /** Readiness of a shared store: resolves when it answers now, rejects with the reason (`GET /readyz`). */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 

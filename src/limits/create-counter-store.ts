@@ -18,6 +18,7 @@ export async function createCounterStore(
   const store = new RedisCounterStore({
     url,
     timeoutMs: config.rate_limits.redis_timeout_ms,
+    prefix: `${config.server.redis_prefix}:rl:`,
     log: deps.log,
     onFallback: () => deps.metrics.fallback.inc(),
   });

@@ -13,31 +13,38 @@ declare module "fastify" {
   }
 }
 
+/** The tier table and endpoint limits the key limits read on every request. */
+export interface KeyLimitSettings {
+  tiers: Config["tiers"];
+  defaultTier: TierName;
+  /** The operator's changes to the spec's endpoint limits, by endpoint name. */
+  endpointLimits?: Record<string, number | undefined>;
+}
+
 /**
  * The two limits of every key-API request, both per API key, taken in one atomic step right after
  * the key is checked (so a request without a valid key counts toward none, and a refused one is
  * refused before its body is read): the tier limit (clock minute, limit of the request's own tier)
  * and, when the route declares one, its endpoint limit (window from the first request). A request
- * stopped by either counts toward neither; when both are reached the tier limit answers.
+ * stopped by either counts toward neither; when both are reached the tier limit answers. A key with
+ * its own `requests_per_minute` has that tier limit whatever tier the request asks. The settings
+ * are read per request, so a configuration reload holds from the next one.
  */
 export function installKeyLimits(
   app: FastifyInstance,
-  deps: LimiterDeps & {
-    tiers: Config["tiers"];
-    defaultTier: TierName;
-    /** The operator's changes to the spec's endpoint limits, by endpoint name. */
-    endpointLimits?: Record<string, number | undefined>;
-  },
+  deps: LimiterDeps & { settings: () => KeyLimitSettings },
 ): void {
   app.decorateRequest("serviceTier", null);
   app.addHook("onRequest", async (request, reply) => {
-    const keyId = request.principal?.keyId;
-    if (keyId === undefined) return;
-    const tier = serviceTierOf(request.headers["x-service-tier"], deps.defaultTier);
+    const principal = request.principal;
+    if (!principal) return;
+    const keyId = principal.keyId;
+    const settings = deps.settings();
+    const tier = serviceTierOf(request.headers["x-service-tier"], settings.defaultTier);
     request.serviceTier = tier;
-    const tierLimit = deps.tiers[tier].requests_per_minute;
+    const tierLimit = principal.requestsPerMinute ?? settings.tiers[tier].requests_per_minute;
     const declared = request.routeOptions.config.endpointLimit;
-    const changed = declared?.name === undefined ? undefined : deps.endpointLimits?.[declared.name];
+    const changed = declared?.name === undefined ? undefined : settings.endpointLimits?.[declared.name];
     const endpoint = declared && changed !== undefined ? { ...declared, limit: changed } : declared;
     const counters: CounterSpec[] = [
       { key: `tier:${keyId}`, limit: tierLimit, windowMs: LIMIT_WINDOW_MS, kind: "clock" },
@@ -53,10 +60,12 @@ export function installKeyLimits(
     const now = deps.now().getTime();
     const result = await deps.store.take(counters, now);
     if (!result.allowed) {
-      deps.refused.inc();
       if (result.refused === 0 || !endpoint) {
-        throw tierRateLimitExceeded(tier, tierLimit, secondsUntil(result.resetAt, now));
+        deps.refused.inc({ limiter: "tier" });
+        const ownLimit = principal.requestsPerMinute != null;
+        throw tierRateLimitExceeded(tier, tierLimit, secondsUntil(result.resetAt, now), ownLimit);
       }
+      deps.refused.inc({ limiter: "endpoint" });
       throw routeLimitReached(endpoint.limit, result.resetAt, now);
     }
     const counted = result.counters[1];

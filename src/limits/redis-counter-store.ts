@@ -10,7 +10,7 @@ declare module "ioredis" {
   }
 }
 
-/** Prefix of every key Zona writes for rate limits. */
+/** Prefix of every key Zona writes for rate limits with the default `server.redis_prefix`. */
 export const REDIS_KEY_PREFIX = "zona:rl:";
 
 const WARN_EVERY_MS = 10_000;
@@ -49,6 +49,7 @@ export class RedisCounterStore implements CounterStore {
   private readonly onFallback: (() => void) | undefined;
   private lastWarning = Number.NEGATIVE_INFINITY;
   private degraded = false;
+  private lastError = "";
 
   constructor(options: RedisCounterStoreOptions) {
     this.prefix = options.prefix ?? REDIS_KEY_PREFIX;
@@ -66,7 +67,10 @@ export class RedisCounterStore implements CounterStore {
     });
     this.redis.defineCommand("zonaRateLimitTake", { lua: TAKE_SCRIPT });
     // Without a listener ioredis prints every connection error; they are logged here, throttled.
-    this.redis.on("error", (error: Error) => this.warn(error));
+    this.redis.on("error", (error: Error) => {
+      this.lastError = error.message;
+      this.warn(error);
+    });
   }
 
   async take(counters: CounterSpec[], now: number): Promise<TakeResult> {
@@ -82,6 +86,14 @@ export class RedisCounterStore implements CounterStore {
     } catch (error) {
       return this.fallBack(counters, now, error);
     }
+  }
+
+  /** Readiness: Redis answers PING now; never waits for a reconnection. */
+  async ping(): Promise<void> {
+    if (this.redis.status !== "ready") {
+      throw new Error(`not connected${this.lastError ? ` (${this.lastError})` : ""}`);
+    }
+    await this.redis.ping();
   }
 
   /** Resolves true once connected, false if Redis is not ready within `timeoutMs` (start-up). */

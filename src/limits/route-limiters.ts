@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, onRequestHookHandler } from "fastify";
 import { TRUSTED_NETWORK_FACTOR } from "./address-limits.ts";
 import { remainingHeaders, routeLimitReached } from "./limit-headers.ts";
+import type { Limiter } from "./limit-metrics.ts";
 import { LIMIT_WINDOW_MS, type LimiterDeps, type RouteLimit } from "./route-limits.ts";
 import { clientAddress, type TrustedNetworks } from "./trusted-networks.ts";
 
@@ -34,7 +35,7 @@ function addressLimiter(declared: RouteLimit, deps: LimiterDeps & { trusted: Tru
     const address = clientAddress(request.ip);
     const wider = deps.trusted.contains(address);
     const limit = wider ? declared.limit * TRUSTED_NETWORK_FACTOR : declared.limit;
-    await countToward(`address:${declared.counter}:${address}`, limit, reply, deps);
+    await countToward(`address:${declared.counter}:${address}`, limit, reply, deps, "address");
   };
   return handler;
 }
@@ -44,7 +45,7 @@ function userLimiter(declared: RouteLimit, deps: LimiterDeps) {
     // No user means the route's authentication let the request through unsigned: nothing to count per.
     const userId = request.user?.id;
     if (userId === undefined) return;
-    await countToward(`user:${declared.counter}:${userId}`, declared.limit, reply, deps);
+    await countToward(`user:${declared.counter}:${userId}`, declared.limit, reply, deps, "user");
   };
   return handler;
 }
@@ -54,11 +55,12 @@ async function countToward(
   limit: number,
   reply: FastifyReply,
   deps: LimiterDeps,
+  limiter: Limiter,
 ): Promise<void> {
   const now = deps.now().getTime();
   const result = await deps.store.take([{ key, limit, windowMs: LIMIT_WINDOW_MS, kind: "from-first" }], now);
   if (!result.allowed) {
-    deps.refused.inc();
+    deps.refused.inc({ limiter });
     throw routeLimitReached(limit, result.resetAt, now);
   }
   const counted = result.counters[0];

@@ -1,3 +1,4 @@
+import { open } from "node:fs/promises";
 import { fileTypeFromFile } from "file-type";
 
 /** Containers the gateway knows how to measure; each accepted type belongs to exactly one. */
@@ -61,7 +62,11 @@ export type AudioFormat =
     }
   | {
       accepted: false;
-      /** The detected type (e.g. "image/png"), or "unknown" when the bytes match nothing. */
+      /**
+       * What the content is, for the client's message: the detected type ("image/png",
+       * "application/pdf"), `text/plain`, `text/html` or `application/json` for text, "unknown binary
+       * data" when the bytes match nothing, "empty (0 bytes)" for an empty file.
+       */
       detected: string;
     };
 
@@ -71,8 +76,68 @@ export type AudioFormat =
  */
 export async function detectAudioFormat(path: string): Promise<AudioFormat> {
   const found = await fileTypeFromFile(path);
-  if (!found) return { accepted: false, detected: "unknown" };
+  if (!found) return { accepted: false, detected: await describeUnknown(path) };
   return classifyMime(found.mime);
+}
+
+/** The answer for content no signature matched. */
+export const UNKNOWN_BINARY = "unknown binary data";
+// Enough of a text to tell its kind; a JSON document is recognised only when it fits whole.
+const TEXT_HEAD_BYTES = 8192;
+
+/**
+ * Names content that has no magic number: text (UTF-8 or ASCII) as `text/html`, `application/json`
+ * or `text/plain`; anything else as unknown binary data.
+ */
+async function describeUnknown(path: string): Promise<string> {
+  const handle = await open(path, "r");
+  let head: Buffer;
+  let whole: boolean;
+  try {
+    const buffer = Buffer.alloc(TEXT_HEAD_BYTES + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    whole = bytesRead <= TEXT_HEAD_BYTES;
+    head = buffer.subarray(0, Math.min(bytesRead, TEXT_HEAD_BYTES));
+  } finally {
+    await handle.close();
+  }
+  if (head.length === 0) return "empty (0 bytes)";
+  const text = decodeText(head);
+  if (text === undefined) return UNKNOWN_BINARY;
+  return textKind(text, whole);
+}
+
+/** The text of a file's head (UTF-8 or ASCII), or undefined when it is not text (invalid encoding, control bytes). */
+export function decodeText(head: Buffer): string | undefined {
+  let text: string;
+  try {
+    // `stream` leaves a character cut at the end of the head undecoded instead of failing.
+    text = new TextDecoder("utf-8", { fatal: true }).decode(head, { stream: true });
+  } catch {
+    return undefined;
+  }
+  for (let i = 0; i < text.length; i += 1) if (isBinaryControl(text.charCodeAt(i))) return undefined;
+  return text;
+}
+
+// Tab, line feed, form feed and carriage return are the only control characters text has.
+function isBinaryControl(code: number): boolean {
+  return (code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0c && code !== 0x0d) || code === 0x7f;
+}
+
+/** `text/html`, `application/json` (only a document read whole) or `text/plain`. */
+export function textKind(text: string, whole: boolean): string {
+  const start = text.replace(/^\ufeff/, "").trimStart();
+  if (/^<!doctype\s+html[\s>]/i.test(start) || /<(html|head|body)[\s>]/i.test(start)) return "text/html";
+  if (whole && /^[[{]/.test(start)) {
+    try {
+      JSON.parse(start);
+      return "application/json";
+    } catch {
+      // text that only starts like JSON
+    }
+  }
+  return "text/plain";
 }
 
 /** Maps a detected media type onto the accepted list (parameters such as `codecs=` are ignored). */

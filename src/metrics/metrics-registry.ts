@@ -1,42 +1,65 @@
-/** A monotonic counter of the metrics registry. */
-export interface Counter {
-  inc(by?: number): void;
-  readonly value: number;
-}
+import { Counter, Gauge, Histogram, type Metric, Registry } from "prom-client";
+import { processMetrics } from "./process-metrics.ts";
 
-const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+export type { Counter, Gauge, Histogram } from "prom-client";
 
-/** The named counters of one process, exposed in the Prometheus text format. */
+/** Buckets of every duration histogram, in seconds: a gateway answers in a millisecond or a minute. */
+export const DURATION_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60,
+];
+
+/** The Prometheus text format's media type. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
+/**
+ * The metrics of one app: a prom-client Registry of its own (tests build many apps in one
+ * process, so prom-client's global registry is never used) that also holds the process's default
+ * metrics under their standard names. Metrics made here are registered in it and nowhere else.
+ */
 export class MetricsRegistry {
-  private readonly counters = new Map<string, { help: string; value: number }>();
+  readonly registry = new Registry();
 
-  /** The counter of this name, created at 0 on first use; the same name always gives the same counter. */
-  counter(name: string, help: string): Counter {
-    if (!NAME.test(name)) throw new Error(`invalid metric name: ${name}`);
-    let entry = this.counters.get(name);
-    if (!entry) {
-      entry = { help, value: 0 };
-      this.counters.set(name, entry);
+  constructor() {
+    for (const metric of processMetrics().getMetricsAsArray()) {
+      this.registry.registerMetric(metric as unknown as Metric);
     }
-    const state = entry;
-    return {
-      inc(by = 1) {
-        if (by < 0) throw new Error("a counter only goes up");
-        state.value += by;
-      },
-      get value() {
-        return state.value;
-      },
-    };
   }
 
-  /** Every counter in the Prometheus text exposition format (version 0.0.4). */
-  render(): string {
-    let text = "";
-    for (const [name, { help, value }] of [...this.counters].sort(([a], [b]) => a.localeCompare(b))) {
-      text += `# HELP ${name} ${help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}\n`;
-      text += `# TYPE ${name} counter\n${name} ${value}\n`;
-    }
-    return text;
+  /** A counter in this registry; names end in `_total`. */
+  counter<L extends string = string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  /** A gauge in this registry; `collect` sets it at every scrape. */
+  gauge<L extends string = string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    collect: (gauge: Gauge<L>) => void | Promise<void>,
+  ): Gauge<L> {
+    return new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        return collect(this);
+      },
+    });
+  }
+
+  /** A histogram in this registry. */
+  histogram<L extends string = string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    buckets: number[] = DURATION_BUCKETS,
+  ): Histogram<L> {
+    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
+
+  /** Every metric in the Prometheus text exposition format (version 0.0.4). */
+  render(): Promise<string> {
+    return this.registry.metrics();
   }
 }

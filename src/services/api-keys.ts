@@ -11,7 +11,12 @@ import type { AccountsService } from "./accounts.ts";
 export interface KeyPrincipal extends Payer {
   keyId: string;
   keyName: string;
+  /** The key's own tier limit, used whatever the tier; null or absent: the tier table's. */
+  requestsPerMinute?: number | null;
 }
+
+/** The highest per-key tier limit the operator may set (requests per minute). */
+export const MAX_REQUESTS_PER_MINUTE = 1_000_000;
 
 /** What is needed to issue a key. */
 export interface NewApiKey {
@@ -19,27 +24,42 @@ export interface NewApiKey {
   zones?: string[];
   /** Monthly spending limit in the installation's currency. */
   monthlyLimit?: number;
+  /** The key's own tier limit in requests per minute; absent: the tier table's. */
+  requestsPerMinute?: number;
   expiresAt?: Date;
+}
+
+/**
+ * Changes to a key: absent fields stay as they are; null clears a setting (all zones, no monthly
+ * limit, the tier table's limit, never expires).
+ */
+export interface ApiKeyChanges {
+  name?: string;
+  zones?: string[] | null;
+  monthlyLimit?: number | null;
+  requestsPerMinute?: number | null;
+  expiresAt?: Date | null;
 }
 
 /** Issuing, listing, revoking and checking API keys. */
 export class ApiKeysService {
   private readonly repo: ApiKeysRepository;
   private readonly accounts: AccountsService;
-  private readonly zoneIds: Set<string>;
+  /** The installation's zones in force (a configuration reload may change them). */
+  private readonly zoneIds: () => string[];
   private readonly now: () => Date;
   private readonly cache: KeyCache;
 
   constructor(deps: {
     repo: ApiKeysRepository;
     accounts: AccountsService;
-    zoneIds: string[];
+    zoneIds: () => string[];
     now?: () => Date;
     cache?: KeyCache;
   }) {
     this.repo = deps.repo;
     this.accounts = deps.accounts;
-    this.zoneIds = new Set(deps.zoneIds);
+    this.zoneIds = deps.zoneIds;
     this.now = deps.now ?? (() => new Date());
     this.cache = deps.cache ?? new KeyCache();
   }
@@ -47,39 +67,43 @@ export class ApiKeysService {
   /** Issues a key; the returned secret is never stored and cannot be shown again. */
   async create(accountId: string, input: NewApiKey): Promise<{ row: ApiKeyRow; secret: string }> {
     await this.accounts.get(accountId);
-    const name = input.name.trim();
-    if (name === "" || name.length > 100) {
-      throw invalidRequest("'name' must be 1 to 100 characters.", { param: "name" });
-    }
-    if (input.zones !== undefined) {
-      const unknown = input.zones.filter((zone) => !this.zoneIds.has(zone));
-      if (input.zones.length === 0 || unknown.length > 0) {
-        throw invalidRequest(
-          `'zones' must list zones of the installation (${[...this.zoneIds].join(", ") || "none declared"}); ` +
-            `unknown: ${unknown.join(", ") || "(empty list)"}.`,
-          { param: "zones" },
-        );
-      }
-    }
-    if (input.monthlyLimit !== undefined && !(input.monthlyLimit >= 0 && input.monthlyLimit <= MAX_AMOUNT)) {
-      throw invalidRequest(`'monthly_limit' must be between 0 and ${MAX_AMOUNT}.`, {
-        param: "monthly_limit",
-      });
-    }
-    if (input.expiresAt !== undefined && input.expiresAt.getTime() <= this.now().getTime()) {
-      throw invalidRequest("'expires_at' must be in the future.", { param: "expires_at" });
-    }
     const secret = generateApiKey();
     const row = await this.repo.insert({
       accountId,
-      name,
+      name: checkedName(input.name),
       displayPrefix: displayPrefix(secret),
       keyHash: hashApiKey(secret),
-      zones: input.zones ? [...new Set(input.zones)] : null,
-      monthlyLimitMicros: input.monthlyLimit === undefined ? null : toMicros(input.monthlyLimit),
-      expiresAt: input.expiresAt ?? null,
+      zones: input.zones === undefined ? null : this.checkedZones(input.zones),
+      monthlyLimitMicros: input.monthlyLimit === undefined ? null : checkedMonthlyLimit(input.monthlyLimit),
+      requestsPerMinute:
+        input.requestsPerMinute === undefined ? null : checkedRequestsPerMinute(input.requestsPerMinute),
+      expiresAt: input.expiresAt === undefined ? null : this.checkedExpiry(input.expiresAt),
     });
     return { row, secret };
+  }
+
+  /** Changes a key's settings; the change holds for its very next request on this instance. */
+  async update(id: string, changes: ApiKeyChanges): Promise<ApiKeyRow> {
+    await this.get(id);
+    const values: Parameters<ApiKeysRepository["update"]>[1] = {};
+    if (changes.name !== undefined) values.name = checkedName(changes.name);
+    if (changes.zones !== undefined) values.zones = changes.zones && this.checkedZones(changes.zones);
+    if (changes.monthlyLimit !== undefined) {
+      values.monthlyLimitMicros =
+        changes.monthlyLimit === null ? null : checkedMonthlyLimit(changes.monthlyLimit);
+    }
+    if (changes.requestsPerMinute !== undefined) {
+      values.requestsPerMinute =
+        changes.requestsPerMinute === null ? null : checkedRequestsPerMinute(changes.requestsPerMinute);
+    }
+    if (changes.expiresAt !== undefined) {
+      values.expiresAt = changes.expiresAt && this.checkedExpiry(changes.expiresAt);
+    }
+    const row = await this.repo.update(id, values);
+    // As for a revocation: no request of this instance may still see the old settings.
+    this.cache.clear();
+    if (!row) throw itemNotFound(`API key ${id} not found.`);
+    return row;
   }
 
   async get(id: string): Promise<ApiKeyRow> {
@@ -140,6 +164,52 @@ export class ApiKeysService {
       keyName: key.name,
       zones: key.zones,
       monthlyLimitMicros: key.monthlyLimitMicros,
+      requestsPerMinute: key.requestsPerMinute,
     };
   }
+
+  private checkedZones(zones: string[]): string[] {
+    const known = this.zoneIds();
+    const unknown = zones.filter((zone) => !known.includes(zone));
+    if (zones.length === 0 || unknown.length > 0) {
+      throw invalidRequest(
+        `'zones' must list zones of the installation (${known.join(", ") || "none declared"}); ` +
+          `unknown: ${unknown.join(", ") || "(empty list)"}.`,
+        { param: "zones" },
+      );
+    }
+    return [...new Set(zones)];
+  }
+
+  private checkedExpiry(expiresAt: Date): Date {
+    if (expiresAt.getTime() <= this.now().getTime()) {
+      throw invalidRequest("'expires_at' must be in the future.", { param: "expires_at" });
+    }
+    return expiresAt;
+  }
+}
+
+function checkedName(raw: string): string {
+  const name = raw.trim();
+  if (name === "" || name.length > 100) {
+    throw invalidRequest("'name' must be 1 to 100 characters.", { param: "name" });
+  }
+  return name;
+}
+
+function checkedMonthlyLimit(amount: number): number {
+  if (!(amount >= 0 && amount <= MAX_AMOUNT)) {
+    throw invalidRequest(`'monthly_limit' must be between 0 and ${MAX_AMOUNT}.`, { param: "monthly_limit" });
+  }
+  return toMicros(amount);
+}
+
+function checkedRequestsPerMinute(limit: number): number {
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_REQUESTS_PER_MINUTE)) {
+    throw invalidRequest(
+      `'requests_per_minute' must be a whole number between 1 and ${MAX_REQUESTS_PER_MINUTE}, or null for the tier's limit.`,
+      { param: "requests_per_minute" },
+    );
+  }
+  return limit;
 }

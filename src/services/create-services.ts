@@ -5,13 +5,15 @@ import { PriceList } from "../billing/prices.ts";
 import type { Config } from "../config/schema.ts";
 import { createAdapters } from "../engines/adapters/index.ts";
 import { Catalogue } from "../engines/catalogue.ts";
-import { HealthProbe } from "../engines/health-probe.ts";
+import { HealthProbe, probeTimings } from "../engines/health-probe.ts";
 import { UpstreamClient } from "../engines/http/upstream-client.ts";
 import { EngineRegistry } from "../engines/registry.ts";
 import { Router } from "../engines/router.ts";
+import type { UpstreamObserver } from "../engines/upstream-observer.ts";
 import { InProcessQueue } from "../jobs/in-process-queue.ts";
 import type { JobQueue } from "../jobs/job-queue.ts";
 import { createMailer } from "../mail/create-mailer.ts";
+import type { BillingMetrics } from "../metrics/billing-metrics.ts";
 import type { Store } from "../store/database.ts";
 import { AccountsRepository } from "../store/repositories/accounts.ts";
 import { ApiKeysRepository } from "../store/repositories/api-keys.ts";
@@ -40,6 +42,8 @@ import { UsageService } from "./usage.ts";
 
 /** The domain services of one process, over one store. */
 export interface Services {
+  /** The configuration in force (replaced, with the engine services, by a reload). */
+  config: Config;
   accounts: AccountsService;
   keys: ApiKeysService;
   credits: CreditsService;
@@ -49,6 +53,8 @@ export interface Services {
   operator: Operator;
   catalogue: Catalogue;
   engines: EngineRegistry;
+  /** Which on-request models the operator has activated. */
+  activations: ModelActivations;
   /** Connections to the machines, closed with the app. */
   upstream: UpstreamClient;
   health: HealthProbe;
@@ -68,6 +74,43 @@ export interface Services {
 }
 
 /**
+ * The services that follow the configuration's machines, models, prices and zones: a reload builds
+ * them anew and puts them in place of the old ones, while requests in flight finish on the old.
+ */
+export type EngineServices = Pick<
+  Services,
+  | "config"
+  | "prices"
+  | "catalogue"
+  | "engines"
+  | "activations"
+  | "health"
+  | "text"
+  | "transcription"
+  | "speech"
+  | "chat"
+>;
+
+/** What the engine services are built on: the parts of a process that a reload keeps. */
+interface Foundation {
+  stable: Omit<Services, keyof EngineServices>;
+  store: Store;
+  activationsRepo: ModelActivationsRepository;
+  now: () => Date;
+  log: FastifyBaseLogger | undefined;
+  /** Hears of every upstream attempt of every router built (metrics). */
+  observer: UpstreamObserver | undefined;
+}
+
+/** Where the services report to (the app's metrics); tests and the CLI build services without. */
+export interface ServiceMetrics {
+  upstream?: UpstreamObserver;
+  billing?: BillingMetrics;
+}
+
+const foundations = new WeakMap<Services, Foundation>();
+
+/**
  * Builds the services; `now` lets tests move the clock. Background jobs run on `jobs` (the app
  * passes the configured queue); without it they run in the process.
  */
@@ -77,8 +120,11 @@ export function createServices(
   now: () => Date = () => new Date(),
   log?: FastifyBaseLogger,
   jobs: JobQueue = new InProcessQueue(log ? { log } : {}),
+  metrics: ServiceMetrics = {},
 ): Services {
   const keyCache = new KeyCache();
+  // The services once built: keys and the operator read the zones and models in force through it.
+  let live: Services | undefined;
   // Set below: a disabled account's access tokens must stop working at once, like its keys.
   let appSessions: AppSessions | undefined;
   const accounts = new AccountsService(new AccountsRepository(store.db), config.installation.language, () => {
@@ -88,7 +134,7 @@ export function createServices(
   const keys = new ApiKeysService({
     repo: new ApiKeysRepository(store.db),
     accounts,
-    zoneIds: config.installation.zones.map((zone) => zone.id),
+    zoneIds: () => (live ?? { config }).config.installation.zones.map((zone) => zone.id),
     now,
     cache: keyCache,
   });
@@ -99,16 +145,10 @@ export function createServices(
     holdSeconds: config.billing.reservation_timeout_seconds,
     now,
     ...(log ? { log } : {}),
+    ...(metrics.billing ? { metrics: metrics.billing } : {}),
   });
   const usage = new UsageService({ repo: new UsageRepository(store.db), accounts, keys, now });
-  const prices = new PriceList(config);
-  const catalogue = new Catalogue(config);
-  const engines = new EngineRegistry(config);
-  const activations = new ModelActivations({
-    repo: new ModelActivationsRepository(store.db),
-    catalogue,
-    now,
-  });
+  const activationsRepo = new ModelActivationsRepository(store.db);
   const mailOutbox = new MailOutboxRepository(store.db);
   const operator = new Operator({
     accounts,
@@ -116,43 +156,17 @@ export function createServices(
     keys,
     credits,
     usage,
-    models: { config, engines, activations },
+    models: () => {
+      if (!live) throw new Error("services are not built yet");
+      return { config: live.config, engines: live.engines, activations: live.activations };
+    },
     currency: config.installation.currency,
     now,
   });
-  const installationZones = config.installation.zones.map((zone) => zone.id);
   const upstream = new UpstreamClient({
     connectMs: config.engines.connect_timeout_ms,
     headersMs: config.engines.first_byte_timeout_ms,
     bodyMs: config.engines.idle_timeout_ms,
-  });
-  const router = new Router(engines, {
-    adapters: createAdapters(upstream),
-    installationHasZones: installationZones.length > 0,
-  });
-  const text = new TextService({ router, catalogue, billing, prices, installationZones, activations });
-  const fallbackZone = config.installation.fallback_zone;
-  const transcription = new TranscriptionService({
-    router,
-    billing,
-    prices,
-    installationZones,
-    fallbackZone,
-    machineZones: [...new Set(config.machines.map((machine) => machine.zone))],
-    timeoutMs: config.engines.transcription_timeout_seconds * 1000,
-  });
-  const contentCheck = new ContentCheck({
-    router,
-    registry: engines,
-    policies: config.installation.content_checks,
-  });
-  const speech = new SpeechService({
-    router,
-    registry: engines,
-    billing,
-    prices,
-    contentCheck,
-    fallbackZone,
   });
   appSessions = new AppSessions({
     accounts,
@@ -178,26 +192,118 @@ export function createServices(
     now,
     ...(log ? { log } : {}),
   });
-  const health = new HealthProbe(engines, log);
-  return {
-    accounts,
-    keys,
-    credits,
+  const foundation: Foundation = {
+    stable: {
+      accounts,
+      keys,
+      credits,
+      billing,
+      usage,
+      operator,
+      upstream,
+      appSessions,
+      signIn,
+      accountMails,
+      jobs,
+    },
+    store,
+    activationsRepo,
+    now,
+    log,
+    observer: metrics.upstream,
+  };
+  const services: Services = { ...foundation.stable, ...createEngineServices(config, foundation) };
+  foundations.set(services, foundation);
+  live = services;
+  return services;
+}
+
+/**
+ * Puts the engine services of a new configuration in place of the current ones and returns those
+ * it replaced. The services object stays the same, so routes that read it per request take the new
+ * ones; requests in flight keep the instances they already hold.
+ */
+export function replaceEngineServices(services: Services, config: Config): EngineServices {
+  const foundation = foundations.get(services);
+  if (!foundation) throw new Error("these services were not built by createServices");
+  const replaced: EngineServices = {
+    config: services.config,
+    prices: services.prices,
+    catalogue: services.catalogue,
+    engines: services.engines,
+    activations: services.activations,
+    health: services.health,
+    text: services.text,
+    transcription: services.transcription,
+    speech: services.speech,
+    chat: services.chat,
+  };
+  Object.assign(services, createEngineServices(config, foundation, services.engines));
+  return replaced;
+}
+
+/**
+ * Builds the engine services of a configuration over the stable ones. `previous` is the registry
+ * they replace: its machines that stay keep their health and load.
+ */
+function createEngineServices(
+  config: Config,
+  foundation: Foundation,
+  previous?: EngineRegistry,
+): EngineServices {
+  const { now, log, store } = foundation;
+  const { billing, upstream, jobs } = foundation.stable;
+  const prices = new PriceList(config);
+  const catalogue = new Catalogue(config);
+  const engines = new EngineRegistry(config, previous);
+  const activations = new ModelActivations({
+    repo: foundation.activationsRepo,
+    catalogue,
+    now,
+  });
+  const installationZones = config.installation.zones.map((zone) => zone.id);
+  const router = new Router(engines, {
+    adapters: createAdapters(upstream, { piperVoices: config.engines.piper_voices }),
+    installationHasZones: installationZones.length > 0,
+    ...(log ? { log } : {}),
+    ...(foundation.observer ? { observer: foundation.observer } : {}),
+  });
+  const text = new TextService({ router, catalogue, billing, prices, installationZones, activations });
+  const fallbackZone = config.installation.fallback_zone;
+  const transcription = new TranscriptionService({
+    router,
     billing,
     prices,
-    usage,
-    operator,
+    installationZones,
+    fallbackZone,
+    machineZones: [...new Set(config.machines.map((machine) => machine.zone))],
+    timeoutMs: config.engines.transcription_timeout_seconds * 1000,
+    zoneTimeoutMs: config.engines.zone_transcription_timeout_seconds * 1000,
+  });
+  const contentCheck = new ContentCheck({
+    router,
+    registry: engines,
+    policies: config.installation.content_checks,
+  });
+  const speech = new SpeechService({
+    router,
+    registry: engines,
+    billing,
+    prices,
+    contentCheck,
+    fallbackZone,
+  });
+  const health = new HealthProbe(engines, log, probeTimings(config.engines));
+  return {
+    config,
+    prices,
     catalogue,
     engines,
-    upstream,
+    activations,
     health,
     text,
     transcription,
     speech,
-    appSessions,
-    signIn,
-    accountMails,
     chat: new ChatService({ config, db: store.db, text, jobs, log }),
-    jobs,
   };
 }

@@ -36,6 +36,7 @@ export function apiKeyView(row: ApiKeyRow, now: Date) {
     display_prefix: row.displayPrefix,
     zones: row.zones,
     monthly_limit: row.monthlyLimitMicros === null ? null : fromMicros(row.monthlyLimitMicros),
+    requests_per_minute: row.requestsPerMinute,
     expires_at: row.expiresAt?.toISOString() ?? null,
     revoked_at: row.revokedAt?.toISOString() ?? null,
     status,

@@ -13,7 +13,7 @@ import {
 import { listOutbox } from "../mail/outbox-list.ts";
 import type { MailOutboxRepository } from "../store/repositories/mail-outbox.ts";
 import type { AccountsService } from "./accounts.ts";
-import type { ApiKeysService } from "./api-keys.ts";
+import { type ApiKeyChanges, type ApiKeysService, MAX_REQUESTS_PER_MINUTE } from "./api-keys.ts";
 import type { CreditsService } from "./credits.ts";
 import type { ModelActivations } from "./model-activations.ts";
 import {
@@ -38,7 +38,8 @@ export class Operator {
   private readonly credits: CreditsService;
   private readonly usage: UsageService;
   private readonly mailOutbox: MailOutboxRepository;
-  private readonly models: { config: Config; engines: EngineRegistry; activations: ModelActivations };
+  /** The models of the configuration in force (a reload replaces them). */
+  private readonly models: () => { config: Config; engines: EngineRegistry; activations: ModelActivations };
   private readonly currency: string;
   private readonly now: () => Date;
 
@@ -48,7 +49,7 @@ export class Operator {
     credits: CreditsService;
     usage: UsageService;
     mailOutbox: MailOutboxRepository;
-    models: { config: Config; engines: EngineRegistry; activations: ModelActivations };
+    models: () => { config: Config; engines: EngineRegistry; activations: ModelActivations };
     currency: string;
     now?: () => Date;
   }) {
@@ -103,14 +104,35 @@ export class Operator {
     const fields = asFields(body);
     const zones = stringListField(fields, "zones", { maxItems: 100 });
     const monthlyLimit = numberField(fields, "monthly_limit", { min: 0, max: MAX_AMOUNT });
+    const requestsPerMinute = requestsPerMinuteField(fields);
     const expiresAt = dateField(fields, "expires_at");
     const { row, secret } = await this.keys.create(accountId, {
       name: stringField(fields, "name", { required: true, max: 100 }) ?? "",
       ...(zones !== undefined ? { zones } : {}),
       ...(monthlyLimit !== undefined ? { monthlyLimit } : {}),
+      ...(typeof requestsPerMinute === "number" ? { requestsPerMinute } : {}),
       ...(expiresAt !== undefined ? { expiresAt } : {}),
     });
     return { ...apiKeyView(row, this.now()), key: secret };
+  }
+
+  /** Changes the fields given of a key; null clears one (zones, monthly_limit, requests_per_minute, expires_at). */
+  async updateKey(id: string, body: unknown) {
+    const fields = asFields(body);
+    const changes: ApiKeyChanges = {};
+    const name = stringField(fields, "name", { max: 100 });
+    if (name !== undefined) changes.name = name;
+    const zones = orNull(fields, "zones", () => stringListField(fields, "zones", { maxItems: 100 }));
+    if (zones !== undefined) changes.zones = zones;
+    const monthlyLimit = orNull(fields, "monthly_limit", () =>
+      numberField(fields, "monthly_limit", { min: 0, max: MAX_AMOUNT }),
+    );
+    if (monthlyLimit !== undefined) changes.monthlyLimit = monthlyLimit;
+    const requestsPerMinute = requestsPerMinuteField(fields);
+    if (requestsPerMinute !== undefined) changes.requestsPerMinute = requestsPerMinute;
+    const expiresAt = orNull(fields, "expires_at", () => dateField(fields, "expires_at"));
+    if (expiresAt !== undefined) changes.expiresAt = expiresAt;
+    return apiKeyView(await this.keys.update(id, changes), this.now());
   }
 
   async listKeys(query: unknown) {
@@ -149,12 +171,13 @@ export class Operator {
 
   /** The catalogue with the machines serving each model and, for on-request models, whether they are active. */
   async listModels() {
-    const active = await this.models.activations.active();
+    const { config, engines, activations } = this.models();
+    const active = await activations.active();
     return listView(
-      this.models.config.models.map((model) =>
+      config.models.map((model) =>
         modelView(
           model,
-          this.models.engines.serving(model.id).map((m) => m.config.name),
+          engines.serving(model.id).map((m) => m.config.name),
           active.has(model.id),
         ),
       ),
@@ -163,7 +186,7 @@ export class Operator {
 
   /** Activates (or deactivates) a model served on request. */
   async setModelActive(modelId: string, active: boolean) {
-    await this.models.activations.setActive(modelId, active);
+    await this.models().activations.setActive(modelId, active);
     return (await this.listModels()).data.find((model) => model.id === modelId);
   }
 
@@ -184,6 +207,18 @@ export class Operator {
   async listMail(query: unknown) {
     return listOutbox(this.mailOutbox, query);
   }
+}
+
+/** `requests_per_minute`: a whole number from 1, or null for the tier table's limit. */
+function requestsPerMinuteField(fields: Fields): number | null | undefined {
+  return orNull(fields, "requests_per_minute", () =>
+    numberField(fields, "requests_per_minute", { min: 1, max: MAX_REQUESTS_PER_MINUTE, integer: true }),
+  );
+}
+
+/** A field that may be set to null (which clears it), else read by `read`. */
+function orNull<T>(fields: Fields, name: string, read: () => T | undefined): T | null | undefined {
+  return fields[name] === null ? null : read();
 }
 
 function usageFilter(fields: Fields) {

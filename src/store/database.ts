@@ -19,5 +19,10 @@ export interface Store {
   kind: "pglite" | "postgres";
   /** Tells other processes (the `zona` command) where the server holding this store listens. */
   announce(url: string): void;
+  /**
+   * Readiness: resolves when the database answers a query and holds every migration this process
+   * applied or found at start; rejects with the reason otherwise.
+   */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -44,6 +44,8 @@ export const apiKeys = pgTable(
     keyHash: text("key_hash").notNull(),
     zones: text("zones").array(),
     monthlyLimitMicros: bigint("monthly_limit_micros", { mode: "number" }),
+    /** The key's own tier limit (requests per minute, whatever the tier); null: the tier table's. */
+    requestsPerMinute: integer("requests_per_minute"),
     expiresAt: timestamp("expires_at", { withTimezone: true }),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

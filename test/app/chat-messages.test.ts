@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { FAILED_ANSWER } from "../../src/services/chat/chat-exchange.ts";
+import { withCanary } from "../helpers/log-scan.ts";
 import { STORE_KINDS } from "../helpers/test-store.ts";
 import { type AppUserHandle, signedInUser } from "./app-helpers.ts";
 import {
@@ -147,7 +148,7 @@ describe.each(STORE_KINDS)("Chat sessions: POST /chat/sessions/{id}/messages on 
     ];
     for (const [tier, multiplier] of steps) {
       const { response } = await sendMessage(user, id, {
-        content: "price check",
+        content: withCanary("price check"),
         model: CHAT_MODEL,
         ...(tier ? { tier } : {}),
       });
@@ -158,7 +159,10 @@ describe.each(STORE_KINDS)("Chat sessions: POST /chat/sessions/{id}/messages on 
     }
     // Another conversation starts at slow again.
     const other = await newConversation(user);
-    const { response } = await sendMessage(user, other, { content: "price check", model: CHAT_MODEL });
+    const { response } = await sendMessage(user, other, {
+      content: withCanary("price check"),
+      model: CHAT_MODEL,
+    });
     const record = await usageRecord(response.headers.get("x-request-id"));
     expect(record?.cost).toBeCloseTo((record?.units.input_tokens + record?.units.output_tokens * 2) / 1e6, 9);
   });

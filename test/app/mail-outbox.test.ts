@@ -52,8 +52,11 @@ describe("Mail without SMTP: the outbox (app.mail.smtp_url absent)", () => {
     t = await startAuthApp();
   });
   afterAll(async () => {
-    await t.close();
-    await rm(dir, { recursive: true, force: true });
+    try {
+      await t?.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("mail lands in mail_outbox with sent_at null; GET /admin/v1/mail lists it newest first", async () => {

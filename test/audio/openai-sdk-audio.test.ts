@@ -1,5 +1,6 @@
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withCanary } from "../helpers/log-scan.ts";
 import { toneWav } from "../media/wav-fixtures.ts";
 import { type AudioStack, fixture, startAudioStack } from "./audio-stack.ts";
 
@@ -57,7 +58,7 @@ describe("openai package: audio.speech.create", () => {
     const wav = await client.audio.speech.create({
       model: "tts-1",
       voice: "alloy",
-      input: "Ciao a tutti",
+      input: withCanary("Ciao a tutti"),
       response_format: "wav",
     });
     const wavBytes = Buffer.from(await wav.arrayBuffer());

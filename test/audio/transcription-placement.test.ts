@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { withCanary } from "../helpers/log-scan.ts";
 import { noiseWav, quietThenLoudWav, silenceWav, toneWav } from "../media/wav-fixtures.ts";
 import { type AudioStack, fixture, startAudioStack, TRANSCRIPTION_MICROS_PER_SECOND } from "./audio-stack.ts";
 
@@ -44,7 +45,7 @@ describe("Transcription placement rules", () => {
     [
       "rule 2: any prompt goes to the fallback server",
       async () => TONE,
-      { prompt: "Lugano, Ceresio" },
+      { prompt: withCanary("Lugano, Ceresio") },
       "fallback",
     ],
     [
@@ -321,9 +322,33 @@ describe("Transcription response", () => {
   });
 });
 
+describe("Placement rule 3: a zone machine that does not answer hands over to the fallback server", () => {
+  it("issue 10: a zone machine that takes the upload and never answers is given up after engines.zone_transcription_timeout_seconds; the fallback server answers (no X-Zona)", async () => {
+    const stack = await startAudioStack({
+      config: { engines: { zone_transcription_timeout_seconds: 1, transcription_timeout_seconds: 8 } },
+    });
+    try {
+      await stack.zoneWhisper.setMode("hang");
+      const answer = await stack.transcribe(TONE, {}, "a.wav");
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.headers.get("x-zona")).toBeNull();
+      expect(answer.body.text).toMatch(/^Fake transcript/);
+      expect(stack.zoneWhisper.requestsTo("/v1/audio/transcriptions")).toHaveLength(1);
+      expect(stack.fallbackWhisper.requestsTo("/v1/audio/transcriptions")).toHaveLength(1);
+      const records = await stack.usage();
+      expect(records).toHaveLength(1);
+      expect(records[0]).toMatchObject({ outcome: "ok", units: { seconds: 2 } });
+    } finally {
+      await stack.close();
+    }
+  });
+});
+
 describe("Limits: transcription time 300 seconds, then 504", () => {
   it("a transcription still running at the limit answers 504 with an HTML page and costs nothing", async () => {
-    const stack = await startAudioStack({ config: { engines: { transcription_timeout_seconds: 0.5 } } });
+    const stack = await startAudioStack({
+      config: { engines: { transcription_timeout_seconds: 0.5, zone_transcription_timeout_seconds: 0.2 } },
+    });
     try {
       await stack.zoneWhisper.setMode("hang");
       await stack.fallbackWhisper.setMode("hang");

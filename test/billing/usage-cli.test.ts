@@ -32,8 +32,11 @@ describe("Operators read usage with the zona command (usage list, usage summary)
     });
   });
   afterAll(async () => {
-    await t.close();
-    await rm(dir, { recursive: true, force: true });
+    try {
+      await t?.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("lists the records of an account by email and sums a key's month", async () => {

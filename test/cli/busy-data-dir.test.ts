@@ -37,8 +37,11 @@ describe("zona while a running server holds the embedded database (PGlite admits
     [tokenless, withToken] = running as [Server, Server];
   });
   afterAll(async () => {
-    await Promise.all(running.map((server) => stop(server.child)));
-    await rm(dir, { recursive: true, force: true });
+    try {
+      await Promise.all(running.map((server) => stop(server.child)));
+    } finally {
+      await rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    }
   });
 
   it("without an admin token: exit 1 naming the server's pid and URL and what to do", async () => {

@@ -44,8 +44,11 @@ describe("zona in HTTP mode (ZONA_URL / --url: through the operator API of a run
     t = await startTestApp({ config: { models: [{ id: "bge-m3", kind: "embedding" }] } });
   });
   afterAll(async () => {
-    await t.close();
-    await rm(dir, { recursive: true, force: true });
+    try {
+      await t?.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("creates an account and a key whose secret works on /v1/models, then revokes it (401)", async () => {

@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withCanary } from "../helpers/log-scan.ts";
 import { CHAT_MODEL, type EngineStack, LOCAL_MODEL, startEngineStack, usageOf } from "./engine-stack.ts";
 
 describe("The official openai package against the whole service (fake vLLM, Ollama and TEI behind it)", () => {
@@ -16,9 +17,9 @@ describe("The official openai package against the whole service (fake vLLM, Olla
 
   it("chat completions: a plain answer with usage, billed once", async () => {
     const { data, response } = await client.chat.completions
-      .create({ model: CHAT_MODEL, messages: [{ role: "user", content: "hello zona" }] })
+      .create({ model: CHAT_MODEL, messages: [{ role: "user", content: withCanary("hello zona") }] })
       .withResponse();
-    expect(data.choices[0]?.message.content).toBe("echo: hello zona");
+    expect(data.choices[0]?.message.content).toBe(`echo: ${withCanary("hello zona")}`);
     expect(data.usage?.completion_tokens).toBeGreaterThan(0);
     expect(response.headers.get("x-zona")).toMatch(/^ch-/);
     expect(response.headers.get("x-ratelimit-limit")).toBe("60");
@@ -84,7 +85,7 @@ describe("The official openai package against the whole service (fake vLLM, Olla
   });
 
   it("completions: text, and a stream in chat-chunk shape", async () => {
-    const answer = await client.completions.create({ model: CHAT_MODEL, prompt: "once upon" });
+    const answer = await client.completions.create({ model: CHAT_MODEL, prompt: withCanary("once upon") });
     expect(answer.choices[0]?.text).toContain("once upon");
     const stream = await client.completions.create({ model: CHAT_MODEL, prompt: "a time", stream: true });
     let text = "";
@@ -97,16 +98,19 @@ describe("The official openai package against the whole service (fake vLLM, Olla
   });
 
   it("responses: create parses, with usage", async () => {
-    const response = await client.responses.create({ model: CHAT_MODEL, input: "respond please" });
+    const response = await client.responses.create({
+      model: CHAT_MODEL,
+      input: withCanary("respond please"),
+    });
     expect(response.status).toBe("completed");
-    expect(response.output_text).toBe("echo: respond please");
+    expect(response.output_text).toBe(`echo: ${withCanary("respond please")}`);
     expect(response.usage?.total_tokens).toBeGreaterThan(0);
   });
 
   it("embeddings: 1024 dimensions; float and base64 decode to the same vectors", async () => {
     const floats = await client.embeddings.create({
       model: "bge-m3",
-      input: ["alpha", "beta"],
+      input: [withCanary("alpha"), "beta"],
       encoding_format: "float",
     });
     const base64 = await client.embeddings.create({ model: "anything", input: ["alpha", "beta"] });
@@ -125,7 +129,10 @@ describe("The official openai package against the whole service (fake vLLM, Olla
     const response = await s.t.fetch("/v1/rerank", {
       method: "POST",
       headers: { authorization: `Bearer ${client.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ query: "red apple", documents: ["a blue car", "a red apple", "apple pie"] }),
+      body: JSON.stringify({
+        query: withCanary("red apple"),
+        documents: ["a blue car", "a red apple", "apple pie"],
+      }),
     });
     const body = (await response.json()) as { results: Array<{ index: number; relevance_score: number }> };
     expect(body.results[0]?.index).toBe(1);

@@ -49,6 +49,11 @@ function moderationProtocol(knobs: FakeModerationSettings): FakeProtocol {
     handle(request: FakeRequest, settings: FakeSettings): FakeReply {
       const { method, path } = request;
       if (method === "GET" && path === "/health") return { type: "empty", status: 200 };
+      // A server that names its models lists them; one that does not has no list.
+      if (method === "GET" && path === "/v1/models" && settings.models !== undefined) {
+        const data = settings.models.map((id) => ({ id, object: "model", owned_by: "fake" }));
+        return json(200, { object: "list", data });
+      }
       if (method !== "POST" || path !== "/v1/moderations") return json(404, errorBody(404, "Not Found"));
       const body = request.body;
       const input = typeof body === "object" && body !== null ? (body as Record<string, unknown>) : {};
@@ -83,7 +88,8 @@ function moderationProtocol(knobs: FakeModerationSettings): FakeProtocol {
 
 /**
  * A fake OpenAI-style moderation server: `POST /v1/moderations` flags the texts that contain a
- * word ("forbidden" unless configured), in the configured categories; `GET /health`.
+ * word ("forbidden" unless configured), in the configured categories; `GET /health`; with `models`
+ * set, `GET /v1/models` lists them and another model name is refused with 404.
  */
 export class FakeModerationServer extends FakeServer {
   readonly moderation: FakeModerationSettings;

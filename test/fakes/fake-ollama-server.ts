@@ -155,6 +155,15 @@ function embed(body: Json, settings: FakeSettings): FakeReply {
   });
 }
 
+// Ollama reads a name without a tag as `<name>:latest`.
+function withTag(name: string): string {
+  return name.slice(name.lastIndexOf("/") + 1).includes(":") ? name : `${name}:latest`;
+}
+
+function sameModel(pulled: string, asked: string): boolean {
+  return withTag(pulled) === withTag(asked);
+}
+
 const ollamaProtocol: FakeProtocol = {
   errorBody,
   handle(request: FakeRequest, settings: FakeSettings): FakeReply {
@@ -162,7 +171,7 @@ const ollamaProtocol: FakeProtocol = {
     if (method === "GET" && path === "/") return { type: "empty", status: 200 };
     if (method === "GET" && path === "/api/version") return json(200, { version: "0.12.6" });
     if (method === "GET" && path === "/api/tags") {
-      const models = (settings.models ?? ["fake-model"]).map((name) => ({
+      const models = (settings.models ?? ["fake-model"]).map(withTag).map((name) => ({
         name,
         model: name,
         modified_at: "2026-01-01T00:00:00Z",
@@ -176,10 +185,11 @@ const ollamaProtocol: FakeProtocol = {
     if (method !== "POST" || handler === undefined) return json(404, errorBody(404, "404 page not found"));
     const body = request.body;
     if (!isJson(body)) return json(400, errorBody(400, "invalid JSON body"));
-    if (typeof body.model !== "string" || body.model.length === 0)
+    const model = body.model;
+    if (typeof model !== "string" || model.length === 0)
       return json(400, errorBody(400, "model is required"));
-    if (settings.models !== undefined && !settings.models.includes(body.model)) {
-      return json(404, errorBody(404, `model "${body.model}" not found, try pulling it first`));
+    if (settings.models !== undefined && !settings.models.some((name) => sameModel(name, model))) {
+      return json(404, errorBody(404, `model "${model}" not found, try pulling it first`));
     }
     return handler(body, settings);
   },
@@ -187,7 +197,8 @@ const ollamaProtocol: FakeProtocol = {
 
 /**
  * A fake Ollama server (native API): `/api/chat`, `/api/generate` (NDJSON or JSON), `/api/embed`,
- * `/api/tags`, `/api/version`.
+ * `/api/tags` (the `models` pulled, each with its tag), `/api/version`. With `models` set, another
+ * name is refused with Ollama's 404; a name without a tag is the `:latest` one.
  */
 export class FakeOllamaServer extends FakeServer {
   constructor(settings: Partial<FakeSettings> = {}) {

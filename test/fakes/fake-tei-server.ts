@@ -35,7 +35,8 @@ const teiProtocol: FakeProtocol = {
     if (method === "GET" && path === "/health") return { type: "empty", status: 200 };
     if (method === "GET" && path === "/info") {
       return json(200, {
-        model_id: "fake/bge",
+        // TEI serves one model; `models` names it.
+        model_id: settings.models?.[0] ?? "fake/bge",
         model_type: { embedding: { pooling: "cls" } },
         max_input_length: 8192,
       });
@@ -68,7 +69,11 @@ const teiProtocol: FakeProtocol = {
   },
 };
 
-/** A fake text-embeddings-inference server: `/embed`, `/rerank` (score = share of query words), `/health`, `/info`. */
+/**
+ * A fake text-embeddings-inference server: `/embed`, `/rerank` (score = share of query words),
+ * `/health`, `/info` (whose `model_id` is the first of `models`, else `fake/bge`). Like TEI, it is
+ * sent no model name.
+ */
 export class FakeTeiServer extends FakeServer {
   constructor(settings: Partial<FakeSettings> = {}) {
     super(teiProtocol, settings);

@@ -177,15 +177,32 @@ function whisperProtocol(knobs: FakeWhisperSettings): FakeProtocol {
     errorBody,
     handle(request: FakeRequest, settings: FakeSettings): FakeReply {
       const { method, path } = request;
+      const cpp = knobs.style === "whisper.cpp";
       if (method === "GET" && path === "/health") return json(200, { status: "ok" });
+      // speaches lists its downloaded models; whisper.cpp's server has no such list.
+      if (method === "GET" && path === "/v1/models" && !cpp) {
+        const data = (settings.models ?? []).map((id) => ({
+          id,
+          created: 1_767_225_600,
+          object: "model",
+          owned_by: id.split("/")[0] ?? id,
+          task: "automatic-speech-recognition",
+        }));
+        return json(200, { data, object: "list" });
+      }
       if (method !== "POST" || path !== TRANSCRIPTIONS) return json(404, errorBody(404, "Not Found"));
       const upload = request.body;
       if (!isMultipart(upload)) return json(400, errorBody(400, "expected a multipart/form-data body"));
       const file = upload.files.find((f) => f.field === "file");
       if (file === undefined) return json(422, errorBody(422, "Field required: file"));
       const model = formValues(upload, "model")[0];
-      if (settings.models !== undefined && (model === undefined || !settings.models.includes(model))) {
-        return json(404, errorBody(404, `Model '${model ?? ""}' is not installed`));
+      // whisper.cpp serves the one model it was started with, whatever the request names.
+      if (
+        !cpp &&
+        settings.models !== undefined &&
+        (model === undefined || !settings.models.includes(model))
+      ) {
+        return json(404, errorBody(404, `Model '${model ?? ""}' is not installed locally.`));
       }
       if (knobs.refuseStatus !== undefined) {
         return json(knobs.refuseStatus, errorBody(knobs.refuseStatus, "The audio file could not be decoded"));
@@ -198,7 +215,9 @@ function whisperProtocol(knobs: FakeWhisperSettings): FakeProtocol {
 /**
  * A fake transcription server speaking the OpenAI protocol of faster-whisper / speaches (or, with
  * `style: "whisper.cpp"`, whisper.cpp's dialect of it): `POST /v1/audio/transcriptions` parses the
- * upload (fields and file size and first bytes land in the request log), `GET /health`.
+ * upload (fields and file size and first bytes land in the request log), `GET /health`. speaches
+ * style: `GET /v1/models` lists `models`, and with `models` set another model name is refused with
+ * 404; whisper.cpp style: no model list, and the `model` field is ignored.
  */
 export class FakeWhisperServer extends FakeServer {
   readonly whisper: FakeWhisperSettings;

@@ -13,7 +13,10 @@
  *   const whisper = new FakeWhisperServer({ languageAsName: true });  // or style: "whisper.cpp"
  *   whisper.setTranscript({ text: "Grazie.", segments: [{ start: 0, end: 1, text: " Grazie.", no_speech_prob: 0.9 }] });
  *   whisper.configure({ refuseStatus: 400 });  whisper.lastUpload.fields / .files[0].size
- *   new FakePiperServer().voicesAsked;  new FakeModerationServer({ flagWord: "forbidden" });
+ *   new FakePiperServer({ models: ["it_IT-paola-medium"] }).voicesAsked / .voicesRead;  (api: "root" for piper-tts < 1.5)
+ *   new FakeModerationServer({ flagWord: "forbidden" });
+ *   `models` on any fake: the names it serves (listed at /v1/models, /api/tags, /info, /voices);
+ *   another name is refused the way the real server refuses it. Unset: any name is accepted.
  */
 export { type ToneOptions, toneWav, wavInfo } from "./fake-audio.ts";
 export { base64Vector, fakeEmbedding, generate, wordOverlap } from "./fake-generation.ts";
@@ -32,9 +35,11 @@ export {
 export { FakeOllamaServer } from "./fake-ollama-server.ts";
 export { FakeOpenAiServer } from "./fake-openai-server.ts";
 export {
+  DEFAULT_PIPER_SETTINGS,
   FAKE_PIPER_SAMPLE_RATE,
   FAKE_PIPER_SECONDS_PER_CHARACTER,
   FakePiperServer,
+  type FakePiperSettings,
 } from "./fake-piper-server.ts";
 export {
   DEFAULT_FAKE_SETTINGS,

@@ -5,6 +5,7 @@ import type { Config } from "../../src/config/schema.ts";
 import type { JobQueue } from "../../src/jobs/job-queue.ts";
 import type { CounterStore } from "../../src/limits/counter-store.ts";
 import type { Store } from "../../src/store/database.ts";
+import { flushRunLog, testAppLogger } from "./run-log.ts";
 import { openTestStore } from "./test-store.ts";
 
 /** The operator token every test app uses. */
@@ -47,6 +48,8 @@ export async function startTestApp(
     counterStore?: CounterStore;
     /** A background-job queue instead of the configured one; the app closes it. */
     jobQueue?: JobQueue;
+    /** How a configuration reload reads the configuration. */
+    loadConfig?: () => Config;
   } = {},
 ): Promise<TestApp> {
   const raw = options.config ?? {};
@@ -56,14 +59,17 @@ export async function startTestApp(
   });
   const shared = typeof options.store === "object";
   const store = typeof options.store === "object" ? options.store : await openTestStore(options.store);
+  // Every app logs into the run's log file, which the global teardown scans (test/logs/global-setup.ts).
+  const logger = testAppLogger(options.logger);
   const app = await buildApp({
     config,
     store,
     ...(options.now ? { now: options.now } : {}),
-    ...(options.logger ? { logger: options.logger } : {}),
+    ...(logger ? { logger } : {}),
     ...(options.keyApiPlugins ? { keyApiPlugins: options.keyApiPlugins } : {}),
     ...(options.counterStore ? { counterStore: options.counterStore } : {}),
     ...(options.jobQueue ? { jobQueue: options.jobQueue } : {}),
+    ...(options.loadConfig ? { loadConfig: options.loadConfig } : {}),
   });
   options.extend?.(app);
   await app.listen({ port: 0, host: "127.0.0.1" });
@@ -101,8 +107,12 @@ export async function startTestApp(
     admin,
     newKey,
     async close() {
-      await app.close();
-      if (!shared) await store.close();
+      try {
+        await app.close();
+        if (!shared) await store.close();
+      } finally {
+        flushRunLog();
+      }
     },
   };
 }

@@ -97,6 +97,7 @@ describe.each(STORE_KINDS)("Operator API round trips (%s)", (store) => {
       display_prefix: `${secret.slice(0, 11)}...`,
       zones: ["ch-ti"],
       monthly_limit: 12.5,
+      requests_per_minute: null,
       expires_at: "2099-12-31T23:59:59.000Z",
       revoked_at: null,
       status: "active",
@@ -133,6 +134,16 @@ describe.each(STORE_KINDS)("Operator API round trips (%s)", (store) => {
     ["monthly limit not a number", { name: "k", monthly_limit: "ten" }, "monthly_limit"],
     ["expiry in the past", { name: "k", expires_at: "2001-01-01T00:00:00Z" }, "expires_at"],
     ["expiry not a date", { name: "k", expires_at: "tomorrow" }, "expires_at"],
+    ["requests per minute 0", { name: "k", requests_per_minute: 0 }, "requests_per_minute"],
+    ["negative requests per minute", { name: "k", requests_per_minute: -5 }, "requests_per_minute"],
+    ["fractional requests per minute", { name: "k", requests_per_minute: 2.5 }, "requests_per_minute"],
+    ["requests per minute not a number", { name: "k", requests_per_minute: "many" }, "requests_per_minute"],
+    ["requests per minute a boolean", { name: "k", requests_per_minute: true }, "requests_per_minute"],
+    [
+      "requests per minute over 1000000",
+      { name: "k", requests_per_minute: 1_000_001 },
+      "requests_per_minute",
+    ],
   ];
   for (const [name, body, param] of badKeys) {
     it(`keys: 400 naming the field for ${name}`, async () => {
@@ -150,7 +161,118 @@ describe.each(STORE_KINDS)("Operator API round trips (%s)", (store) => {
     expect((await t.admin("POST", `/accounts/${unknown}/keys`, { name: "k" })).status).toBe(404);
     expect((await t.admin("GET", `/keys/${unknown}`)).status).toBe(404);
     expect((await t.admin("POST", `/keys/${unknown}/revoke`)).status).toBe(404);
+    expect((await t.admin("PATCH", `/keys/${unknown}`, { requests_per_minute: 5 })).status).toBe(404);
+    expect((await t.admin("PATCH", "/keys/not-a-key", { requests_per_minute: 5 })).status).toBe(404);
   });
+
+  it("issue 10: requests_per_minute is set at creation, shown on the key, changed and cleared with PATCH /keys/{id}", async () => {
+    const account = await t.admin("POST", "/accounts", { email: "rpm@example.com" });
+    const created = await t.admin("POST", `/accounts/${account.body.id}/keys`, {
+      name: "big customer",
+      requests_per_minute: 600,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.requests_per_minute).toBe(600);
+    const id: string = created.body.id;
+    expect((await t.admin("GET", `/keys/${id}`)).body.requests_per_minute).toBe(600);
+    expect((await t.admin("GET", `/accounts/${account.body.id}/keys`)).body.data[0].requests_per_minute).toBe(
+      600,
+    );
+    // A numeric string (a form or the CLI) is read as the number; null in a create means the tier's.
+    const fromForm = await t.admin("POST", `/accounts/${account.body.id}/keys`, {
+      name: "form",
+      requests_per_minute: "7",
+    });
+    expect(fromForm.body.requests_per_minute).toBe(7);
+    const tierDefault = await t.admin("POST", `/accounts/${account.body.id}/keys`, {
+      name: "tier",
+      requests_per_minute: null,
+    });
+    expect(tierDefault.body.requests_per_minute).toBeNull();
+
+    const raised = await t.admin("PATCH", `/keys/${id}`, { requests_per_minute: 1200 });
+    expect(raised.status).toBe(200);
+    expect(raised.body).toMatchObject({
+      id,
+      object: "api_key",
+      name: "big customer",
+      requests_per_minute: 1200,
+    });
+    const cleared = await t.admin("PATCH", `/keys/${id}`, { requests_per_minute: null });
+    expect(cleared.body.requests_per_minute).toBeNull();
+    expect((await t.admin("GET", `/keys/${id}`)).body.requests_per_minute).toBeNull();
+  });
+
+  it("issue 10: PATCH /keys/{id} changes only the fields given; null clears zones, monthly_limit and expires_at", async () => {
+    const account = await t.admin("POST", "/accounts", { email: "patch@example.com" });
+    const created = await t.admin("POST", `/accounts/${account.body.id}/keys`, {
+      name: "laptop",
+      zones: ["ch-ti"],
+      monthly_limit: 10,
+      requests_per_minute: 30,
+      expires_at: "2099-01-01T00:00:00Z",
+    });
+    const id: string = created.body.id;
+    const unchanged = await t.admin("PATCH", `/keys/${id}`, {});
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body).toEqual((await t.admin("GET", `/keys/${id}`)).body);
+
+    const renamed = await t.admin("PATCH", `/keys/${id}`, { name: "  desktop ", zones: ["ch-zh", "ch-zh"] });
+    expect(renamed.body).toMatchObject({
+      name: "desktop",
+      zones: ["ch-zh"],
+      monthly_limit: 10,
+      requests_per_minute: 30,
+      expires_at: "2099-01-01T00:00:00.000Z",
+    });
+    const cleared = await t.admin("PATCH", `/keys/${id}`, {
+      zones: null,
+      monthly_limit: null,
+      expires_at: null,
+    });
+    expect(cleared.body).toMatchObject({
+      name: "desktop",
+      zones: null,
+      monthly_limit: null,
+      requests_per_minute: 30,
+      expires_at: null,
+      status: "active",
+    });
+    const set = await t.admin("PATCH", `/keys/${id}`, { monthly_limit: 2.5, expires_at: "2098-06-30" });
+    expect(set.body).toMatchObject({ monthly_limit: 2.5, expires_at: "2098-06-30T00:00:00.000Z" });
+  });
+
+  const badUpdates: Array<[string, Record<string, unknown>, string]> = [
+    ["requests per minute 0", { requests_per_minute: 0 }, "requests_per_minute"],
+    ["fractional requests per minute", { requests_per_minute: 1.5 }, "requests_per_minute"],
+    ["requests per minute not a number", { requests_per_minute: "none" }, "requests_per_minute"],
+    ["requests per minute a list", { requests_per_minute: [5] }, "requests_per_minute"],
+    ["empty name", { name: "  " }, "name"],
+    ["zone outside the installation", { zones: ["us-east"] }, "zones"],
+    ["negative monthly limit", { monthly_limit: -1 }, "monthly_limit"],
+    ["expiry in the past", { expires_at: "2001-01-01T00:00:00Z" }, "expires_at"],
+  ];
+  for (const [name, body, param] of badUpdates) {
+    it(`issue 10: PATCH /keys/{id} answers 400 naming the field for ${name}, and changes nothing`, async () => {
+      const account = await t.admin("POST", "/accounts", {
+        email: `bad-update-${param}-${Math.random()}@example.com`,
+      });
+      const created = await t.admin("POST", `/accounts/${account.body.id}/keys`, {
+        name: "k",
+        requests_per_minute: 9,
+      });
+      const before = (await t.admin("GET", `/keys/${created.body.id}`)).body;
+      // A valid field next to the bad one is not applied either.
+      const response = await t.admin("PATCH", `/keys/${created.body.id}`, {
+        ...body,
+        monthly_limit: 3,
+        ...body,
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatchObject({ type: "invalid_request_error", param });
+      expect((await t.admin("GET", `/keys/${created.body.id}`)).body).toEqual(before);
+    });
+  }
 
   it("credits: read, set, add, take away, and never below zero", async () => {
     const account = await t.admin("POST", "/accounts", { email: "credits@example.com" });

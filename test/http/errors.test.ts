@@ -48,7 +48,6 @@ describe("Errors / Shapes and Endpoints: 404 unknown_endpoint, 413 HTML, 500 Ser
     ["POST", "/v1/vector_stores"],
     ["GET", "/v1/rag/kb"],
     ["POST", "/v1/rag/kb/docs/chat"],
-    ["GET", "/v1/models/tts-1"],
     ["GET", "/v2/models"],
   ];
 

@@ -18,7 +18,7 @@ describe("Operator API: GET /admin/v1/metrics, the rate-limit counters in the Pr
     expect((await readJson(response)).error.code).toBe("invalid_admin_token");
   });
 
-  it("lists the fallback and refusal counters with HELP and TYPE, and counts 429s", async () => {
+  it("lists the fallback and refusal counters with HELP and TYPE, and counts 429s by limiter", async () => {
     const { key } = await t.newKey();
     const headers = { authorization: `Bearer ${key}` };
     expect((await t.fetch("/v1/models", { headers })).status).toBe(200);
@@ -31,20 +31,26 @@ describe("Operator API: GET /admin/v1/metrics, the rate-limit counters in the Pr
       "# TYPE zona_rate_limit_fallback_total counter\nzona_rate_limit_fallback_total 0\n",
     );
     expect(text).toMatch(/^# HELP zona_rate_limit_fallback_total .+$/m);
-    expect(text).toContain("# TYPE zona_rate_limit_refused_total counter\nzona_rate_limit_refused_total 1\n");
+    expect(text).toContain(
+      '# TYPE zona_rate_limit_refused_total counter\nzona_rate_limit_refused_total{limiter="tier"} 1\n',
+    );
   });
 });
 
-describe("Metrics registry", () => {
-  it("gives the same counter for the same name, only goes up, and refuses names Prometheus cannot read", () => {
-    const registry = new MetricsRegistry();
-    registry.counter("zona_things_total", "Things.").inc();
-    registry.counter("zona_things_total", "Things.").inc(2);
-    expect(registry.counter("zona_things_total", "Things.").value).toBe(3);
-    expect(() => registry.counter("zona_things_total", "").inc(-1)).toThrow();
-    expect(() => registry.counter("zona-bad name", "")).toThrow();
-    expect(registry.render()).toBe(
-      "# HELP zona_things_total Things.\n# TYPE zona_things_total counter\nzona_things_total 3\n",
-    );
+describe("Metrics registry (issue 10: one prom-client registry per app)", () => {
+  it("keeps each app's series apart and shows the process's default metrics in every one", async () => {
+    const a = new MetricsRegistry();
+    const b = new MetricsRegistry();
+    a.counter("zona_things_total", "Things.").inc(3);
+    b.counter("zona_things_total", "Things.").inc(1);
+    const [textA, textB] = [await a.render(), await b.render()];
+    expect(textA).toContain("# TYPE zona_things_total counter\nzona_things_total 3\n");
+    expect(textB).toContain("# TYPE zona_things_total counter\nzona_things_total 1\n");
+    for (const text of [textA, textB]) {
+      expect(text).toMatch(/^process_cpu_seconds_total \d/m);
+      expect(text).toMatch(/^nodejs_heap_size_used_bytes \d/m);
+    }
+    // A name is registered once per registry, as in Prometheus.
+    expect(() => a.counter("zona_things_total", "Things.")).toThrow();
   });
 });

@@ -1,8 +1,8 @@
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { hashApiKey } from "../../src/auth/api-key-format.ts";
 import { DataDirBusyError } from "../../src/store/data-dir-lock.ts";
 import type { Store } from "../../src/store/database.ts";
@@ -81,8 +81,19 @@ describe.each(STORE_KINDS)("Storage repositories (%s)", (kind) => {
 });
 
 describe("Storage: PGlite in ZONA_DATA_DIR", () => {
+  // Each data folder holds a whole database: removed after its test, also when it failed.
+  const made: string[] = [];
+  const newDataDir = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    made.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
   it("keeps data across a restart", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "zona-store-"));
+    const dataDir = newDataDir("zona-store-");
     const first = await openStore({ dataDir });
     await new AccountsRepository(first.db).insert({ email: "persist@example.ch" });
     await first.close();
@@ -96,7 +107,7 @@ describe("Storage: PGlite in ZONA_DATA_DIR", () => {
   });
 
   it("lets one process at a time hold the folder, and takes over a lock left by a dead process", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "zona-lock-"));
+    const dataDir = newDataDir("zona-lock-");
     const store = await openStore({ dataDir });
     store.announce("http://127.0.0.1:9999");
     try {

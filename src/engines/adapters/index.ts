@@ -1,6 +1,6 @@
 import { type EspeakEngine, sharedEspeakEngine } from "../espeak/espeak-engine.ts";
 import { sharedUpstreamClient, type UpstreamClient } from "../http/upstream-client.ts";
-import type { EngineAdapter, MachineConfig } from "../types.ts";
+import type { EngineAdapter, MachineConfig, VoiceName } from "../types.ts";
 import { createEspeakAdapter } from "./espeak-adapter.ts";
 import { createModerationAdapter } from "./moderation-adapter.ts";
 import { createOllamaAdapter } from "./ollama-adapter.ts";
@@ -15,21 +15,26 @@ export type Protocol = MachineConfig["protocol"];
 /** Looks up the adapter of a protocol; undefined for protocols that have none (yet). */
 export type AdapterLookup = (protocol: Protocol | string) => EngineAdapter | undefined;
 
+/** What the adapters are made with besides the HTTP client. */
+export interface AdapterOptions {
+  /** The built-in speech engine (the process-wide one unless another is given). */
+  espeak?: EspeakEngine;
+  /** The Piper voice model behind each own voice (`engines.piper_voices`; default: today's models). */
+  piperVoices?: Readonly<Record<VoiceName, string>>;
+}
+
 /**
  * The adapters of every protocol that has one, all sharing one HTTP client (and its timeouts and
- * pools); `espeak` runs on the built-in engine (the process-wide one unless another is given).
+ * pools); `espeak` runs on the built-in engine.
  */
-export function createAdapters(
-  client: UpstreamClient,
-  espeak: EspeakEngine = sharedEspeakEngine(),
-): AdapterLookup {
+export function createAdapters(client: UpstreamClient, options: AdapterOptions = {}): AdapterLookup {
   const adapters = new Map<string, EngineAdapter>([
     ["openai", createOpenAiAdapter(client)],
     ["ollama", createOllamaAdapter(client)],
     ["tei", createTeiAdapter(client)],
     ["whisper", createWhisperAdapter(client)],
-    ["piper", createPiperAdapter(client)],
-    ["espeak", createEspeakAdapter(espeak)],
+    ["piper", createPiperAdapter(client, options.piperVoices)],
+    ["espeak", createEspeakAdapter(options.espeak ?? sharedEspeakEngine())],
     ["moderation", createModerationAdapter(client)],
   ]);
   return (protocol) => adapters.get(protocol);

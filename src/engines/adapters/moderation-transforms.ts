@@ -2,14 +2,18 @@
  * Pure translations for OpenAI-style `/v1/moderations` servers: one input in, the first result's
  * `flagged` and the names of its categories that are true out.
  */
+import { upstreamModel } from "../served-models.ts";
 import type { MachineConfig, ModerationVerdict } from "../types.ts";
 import { UpstreamError } from "../types.ts";
 import { expectPayload, isPayload, type Payload, throwIfErrorPayload } from "./payload.ts";
 
-/** The body of `POST /v1/moderations`: `model` only when the machine names one (many servers serve one). */
+/**
+ * The body of `POST /v1/moderations`: `model` (the engine's name for the machine's first model)
+ * only when the machine names one (many servers serve one).
+ */
 export function moderationRequest(machine: MachineConfig, input: string): Payload {
   const model = machine.models[0];
-  return model === undefined ? { input } : { input, model };
+  return model === undefined ? { input } : { input, model: upstreamModel(machine, model) };
 }
 
 /** The verdict of a moderation answer; a missing result or `flagged` is a `protocol` failure. */

@@ -1,6 +1,7 @@
 import { parseNdjson } from "../http/ndjson.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
+import { upstreamModel } from "../served-models.ts";
 import type { EngineAdapter } from "../types.ts";
 import {
   fromOllamaChat,
@@ -15,43 +16,42 @@ import {
 
 const NDJSON = "application/x-ndjson";
 
-/** The adapter for Ollama's native API (no rerank: Ollama has none). */
+/**
+ * The adapter for Ollama's native API (no rerank: Ollama has none): requests carry the machine's
+ * name for the model (`gemma3:27b`), answers the catalogue id.
+ */
 export function createOllamaAdapter(client: UpstreamClient): EngineAdapter {
   return {
     async chat(machine, call, signal) {
       const path = rootPath(machine, "/api/chat");
-      const raw = await client.json({ machine, path, body: ollamaChatRequest(call, false), signal });
-      return fromOllamaChat(raw, call);
+      const body = ollamaChatRequest(call, false, upstreamModel(machine, call.model));
+      return fromOllamaChat(await client.json({ machine, path, body, signal }), call);
     },
 
     async chatStream(machine, call, signal) {
       const path = rootPath(machine, "/api/chat");
-      const body = await client.stream(
-        { machine, path, body: ollamaChatRequest(call, true), signal },
-        NDJSON,
-      );
-      return fromOllamaChatStream(parseNdjson(body), call);
+      const body = ollamaChatRequest(call, true, upstreamModel(machine, call.model));
+      const lines = parseNdjson(await client.stream({ machine, path, body, signal }, NDJSON));
+      return fromOllamaChatStream(lines, call);
     },
 
     async complete(machine, call, signal) {
       const path = rootPath(machine, "/api/generate");
-      const raw = await client.json({ machine, path, body: ollamaGenerateRequest(call, false), signal });
-      return fromOllamaGenerate(raw, call);
+      const body = ollamaGenerateRequest(call, false, upstreamModel(machine, call.model));
+      return fromOllamaGenerate(await client.json({ machine, path, body, signal }), call);
     },
 
     async completeStream(machine, call, signal) {
       const path = rootPath(machine, "/api/generate");
-      const body = await client.stream(
-        { machine, path, body: ollamaGenerateRequest(call, true), signal },
-        NDJSON,
-      );
-      return fromOllamaGenerateStream(parseNdjson(body), call);
+      const body = ollamaGenerateRequest(call, true, upstreamModel(machine, call.model));
+      const lines = parseNdjson(await client.stream({ machine, path, body, signal }, NDJSON));
+      return fromOllamaGenerateStream(lines, call);
     },
 
     async embed(machine, model, texts, signal) {
       const path = rootPath(machine, "/api/embed");
-      const raw = await client.json({ machine, path, body: ollamaEmbedRequest(model, texts), signal });
-      return fromOllamaEmbed(raw, texts.length);
+      const body = ollamaEmbedRequest(upstreamModel(machine, model), texts);
+      return fromOllamaEmbed(await client.json({ machine, path, body, signal }), texts.length);
     },
   };
 }

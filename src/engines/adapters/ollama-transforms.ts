@@ -27,9 +27,9 @@ import {
 import { toolCallCharacters, toolCallsOf } from "./tool-calls.ts";
 import { estimateTokens, messageCharacters, tokenUsage, wholeCount } from "./usage-estimate.ts";
 
-/** The body of `POST /api/chat`. */
-export function ollamaChatRequest(call: ChatCall, stream: boolean): Payload {
-  const body: Payload = { model: call.model, messages: ollamaMessages(call.messages), stream };
+/** The body of `POST /api/chat`; `model` is the machine's name for the catalogue model. */
+export function ollamaChatRequest(call: ChatCall, stream: boolean, model = call.model): Payload {
+  const body: Payload = { model, messages: ollamaMessages(call.messages), stream };
   const options = ollamaOptions(call.params);
   if (options !== undefined) body.options = options;
   const format = ollamaFormat(call.params.response_format);
@@ -40,8 +40,8 @@ export function ollamaChatRequest(call: ChatCall, stream: boolean): Payload {
 }
 
 /** The body of `POST /api/generate`: the prompt goes to the model as it is, without a chat template. */
-export function ollamaGenerateRequest(call: CompletionCall, stream: boolean): Payload {
-  const body: Payload = { model: call.model, prompt: call.prompt, raw: true, stream };
+export function ollamaGenerateRequest(call: CompletionCall, stream: boolean, model = call.model): Payload {
+  const body: Payload = { model, prompt: call.prompt, raw: true, stream };
   const options = ollamaOptions(call.params);
   if (options !== undefined) body.options = options;
   const format = ollamaFormat(call.params.response_format);

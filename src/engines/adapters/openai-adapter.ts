@@ -1,6 +1,7 @@
 import { parseSseJson } from "../http/sse.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
+import { upstreamModel } from "../served-models.ts";
 import type { EngineAdapter } from "../types.ts";
 import {
   chatRequest,
@@ -17,43 +18,46 @@ import {
 
 const SSE = "text/event-stream";
 
-/** The adapter for OpenAI-compatible servers (vLLM, SGLang, llama.cpp server, TGI). */
+/**
+ * The adapter for OpenAI-compatible servers (vLLM, SGLang, llama.cpp server, TGI): requests carry
+ * the machine's name for the model, answers the catalogue id.
+ */
 export function createOpenAiAdapter(client: UpstreamClient): EngineAdapter {
   return {
     async chat(machine, call, signal) {
       const path = openAiPath(machine, "/chat/completions");
-      const raw = await client.json({ machine, path, body: chatRequest(call, false), signal });
-      return toChatCompletion(raw, call);
+      const body = chatRequest(call, false, upstreamModel(machine, call.model));
+      return toChatCompletion(await client.json({ machine, path, body, signal }), call);
     },
 
     async chatStream(machine, call, signal) {
       const path = openAiPath(machine, "/chat/completions");
-      const body = await client.stream({ machine, path, body: chatRequest(call, true), signal }, SSE);
-      return toChatChunks(parseSseJson(body), call);
+      const body = chatRequest(call, true, upstreamModel(machine, call.model));
+      return toChatChunks(parseSseJson(await client.stream({ machine, path, body, signal }, SSE)), call);
     },
 
     async complete(machine, call, signal) {
       const path = openAiPath(machine, "/completions");
-      const raw = await client.json({ machine, path, body: completionRequest(call, false), signal });
-      return toTextCompletion(raw, call);
+      const body = completionRequest(call, false, upstreamModel(machine, call.model));
+      return toTextCompletion(await client.json({ machine, path, body, signal }), call);
     },
 
     async completeStream(machine, call, signal) {
       const path = openAiPath(machine, "/completions");
-      const body = await client.stream({ machine, path, body: completionRequest(call, true), signal }, SSE);
-      return toTextChunks(parseSseJson(body), call);
+      const body = completionRequest(call, true, upstreamModel(machine, call.model));
+      return toTextChunks(parseSseJson(await client.stream({ machine, path, body, signal }, SSE)), call);
     },
 
     async embed(machine, model, texts, signal) {
       const path = openAiPath(machine, "/embeddings");
-      const raw = await client.json({ machine, path, body: embeddingsRequest(model, texts), signal });
-      return fromEmbeddings(raw, texts.length);
+      const body = embeddingsRequest(upstreamModel(machine, model), texts);
+      return fromEmbeddings(await client.json({ machine, path, body, signal }), texts.length);
     },
 
     async rerank(machine, model, query, documents, signal) {
       const path = openAiPath(machine, "/rerank");
-      const raw = await client.json({ machine, path, body: rerankRequest(model, query, documents), signal });
-      return fromRerank(raw, documents.length);
+      const body = rerankRequest(upstreamModel(machine, model), query, documents);
+      return fromRerank(await client.json({ machine, path, body, signal }), documents.length);
     },
   };
 }

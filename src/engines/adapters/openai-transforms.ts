@@ -28,9 +28,12 @@ import {
 import { toolCallCharacters, toolCallsOf } from "./tool-calls.ts";
 import { estimateTokens, messageCharacters, reportedUsage, tokenUsage } from "./usage-estimate.ts";
 
-/** The body of `POST /v1/chat/completions`; streams always ask for usage. */
-export function chatRequest(call: ChatCall, stream: boolean): Payload {
-  const body: Payload = { ...call.params, model: call.model, messages: call.messages, stream };
+/**
+ * The body of `POST /v1/chat/completions`; streams always ask for usage. `model` is the machine's
+ * name for the catalogue model (see served-models.ts).
+ */
+export function chatRequest(call: ChatCall, stream: boolean, model = call.model): Payload {
+  const body: Payload = { ...call.params, model, messages: call.messages, stream };
   if (stream) body.stream_options = { include_usage: true };
   else delete body.stream_options;
   return body;
@@ -50,7 +53,7 @@ const NOT_FOR_COMPLETIONS = new Set([
  * `logprobs` is the number of top log-probabilities, so chat's `logprobs: true` plus
  * `top_logprobs` becomes that number.
  */
-export function completionRequest(call: CompletionCall, stream: boolean): Payload {
+export function completionRequest(call: CompletionCall, stream: boolean, model = call.model): Payload {
   const body: Payload = {};
   for (const [name, value] of Object.entries(call.params)) {
     if (!NOT_FOR_COMPLETIONS.has(name)) body[name] = value;
@@ -58,7 +61,7 @@ export function completionRequest(call: CompletionCall, stream: boolean): Payloa
   const { logprobs, top_logprobs: top } = call.params;
   if (typeof logprobs === "number") body.logprobs = logprobs;
   else if (logprobs === true) body.logprobs = typeof top === "number" ? top : 0;
-  body.model = call.model;
+  body.model = model;
   body.prompt = call.prompt;
   body.stream = stream;
   if (stream) body.stream_options = { include_usage: true };

@@ -1,36 +1,46 @@
+import { PIPER_VOICE_DEFAULTS } from "../../config/schema.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import type { EngineAdapter, VoiceName } from "../types.ts";
+import { type EngineAdapter, type MachineConfig, UpstreamError, type VoiceName } from "../types.ts";
 import { expectWav } from "./wav-answer.ts";
 
-/** The Piper voice model behind each own voice (the server must have them downloaded). */
-export const PIPER_VOICES: Readonly<Record<VoiceName, string>> = {
-  paola: "it_IT-paola-medium",
-  riccardo: "it_IT-riccardo-x_low",
-  amy: "en_US-amy-medium",
-  ryan: "en_US-ryan-high",
-  thorsten: "de_DE-thorsten-medium",
-  siwis: "fr_FR-siwis-medium",
-};
+/** The Piper voice model behind each own voice by default (`engines.piper_voices` may change them). */
+export const PIPER_VOICES: Readonly<Record<VoiceName, string>> = PIPER_VOICE_DEFAULTS;
+
+/** The paths Piper's HTTP server has read text at: `/synthesize` since piper-tts 1.5, `/` before. */
+const SYNTHESIS_PATHS = ["/synthesize", "/"] as const;
+type SynthesisPath = (typeof SYNTHESIS_PATHS)[number];
 
 /**
- * The adapter for Piper's HTTP server (piper1-gpl `python3 -m piper.http_server`): `POST /` with
- * the text and the voice model answers a WAV file. The voice fixes the language, so the call's
- * `language` is not sent.
+ * The adapter for Piper's HTTP server (piper1-gpl `python3 -m piper.http_server`): the text and the
+ * voice model (from `voices`) are POSTed as JSON and the answer is a WAV file. The voice fixes the
+ * language, so the call's `language` is not sent. Servers of piper-tts 1.5 and later read at
+ * `/synthesize`, older ones at `/`: a server that does not know one path (404, or 405 where `/` is
+ * its web page) is asked at the other, which is remembered for its url.
  */
-export function createPiperAdapter(client: UpstreamClient): EngineAdapter {
+export function createPiperAdapter(
+  client: UpstreamClient,
+  voices: Readonly<Record<VoiceName, string>> = PIPER_VOICES,
+): EngineAdapter {
+  const known = new Map<string, SynthesisPath>();
+  const post = async (machine: MachineConfig, path: SynthesisPath, body: unknown, signal: AbortSignal) => {
+    const answer = await client.binary({ machine, path: rootPath(machine, path), body, signal }, "audio/wav");
+    return expectWav(answer.body, "the Piper server");
+  };
   return {
     async speak(machine, call, signal) {
-      const answer = await client.binary(
-        {
-          machine,
-          path: rootPath(machine, "/"),
-          body: { text: call.text, voice: PIPER_VOICES[call.voice] },
-          signal,
-        },
-        "audio/wav",
-      );
-      return expectWav(answer.body, "the Piper server");
+      const body = { text: call.text, voice: voices[call.voice] };
+      const url = machine.url ?? "";
+      const first = known.get(url) ?? SYNTHESIS_PATHS[0];
+      try {
+        return await post(machine, first, body, signal);
+      } catch (error) {
+        if (!(error instanceof UpstreamError) || (error.status !== 404 && error.status !== 405)) throw error;
+      }
+      const other = first === "/" ? "/synthesize" : "/";
+      const wav = await post(machine, other, body, signal);
+      known.set(url, other);
+      return wav;
     },
   };
 }

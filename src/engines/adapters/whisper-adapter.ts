@@ -1,5 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
+import { upstreamModel } from "../served-models.ts";
 import type { EngineAdapter } from "../types.ts";
 import { fromWhisper, whisperFields } from "./whisper-transforms.ts";
 
@@ -14,7 +15,7 @@ export const TRANSCRIPTION_WAIT_MS = 3_600_000;
 /**
  * The adapter for OpenAI-style transcription servers (faster-whisper / speaches, whisper.cpp's
  * server started with `--inference-path /v1/audio/transcriptions`): the file is streamed from
- * disk as a multipart upload, and the catalogue id is the model name upstream.
+ * disk as a multipart upload, with the machine's name for the model (whisper.cpp ignores it).
  */
 export function createWhisperAdapter(client: UpstreamClient): EngineAdapter {
   return {
@@ -22,7 +23,7 @@ export function createWhisperAdapter(client: UpstreamClient): EngineAdapter {
       const raw = await client.upload({
         machine,
         path: openAiPath(machine, "/audio/transcriptions"),
-        fields: whisperFields(call),
+        fields: whisperFields(call, upstreamModel(machine, call.model)),
         file: { field: "file", path: call.file.path, filename: call.file.filename, type: call.file.mime },
         signal,
         headersTimeoutMs: TRANSCRIPTION_WAIT_MS,

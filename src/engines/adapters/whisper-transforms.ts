@@ -21,10 +21,13 @@ import {
 } from "./payload.ts";
 import { languageCode } from "./whisper-languages.ts";
 
-/** The text fields of `POST /v1/audio/transcriptions` (the file is sent beside them). */
-export function whisperFields(call: TranscriptionCall): Array<[string, string]> {
+/**
+ * The text fields of `POST /v1/audio/transcriptions` (the file is sent beside them); `model` is the
+ * machine's name for the catalogue model.
+ */
+export function whisperFields(call: TranscriptionCall, model = call.model): Array<[string, string]> {
   const fields: Array<[string, string]> = [
-    ["model", call.model],
+    ["model", model],
     ["response_format", "verbose_json"],
   ];
   if (call.language) fields.push(["language", call.language]);

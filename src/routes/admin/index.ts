@@ -1,19 +1,22 @@
 import type { FastifyInstance } from "fastify";
 import type { MetricsRegistry } from "../../metrics/metrics-registry.ts";
+import type { ConfigReloader } from "../../services/config-reloader.ts";
 import type { Operator } from "../../services/operator.ts";
 import { adminAccountRoutes } from "./accounts.ts";
 import { installAdminAuth } from "./admin-auth.ts";
 import { adminCreditRoutes } from "./credits.ts";
 import { adminKeyRoutes } from "./keys.ts";
+import { adminMachineRoutes } from "./machines.ts";
 import { adminMailRoutes } from "./mail.ts";
 import { adminMetricsRoutes } from "./metrics.ts";
 import { adminModelRoutes } from "./models.ts";
+import { adminReloadRoutes } from "./reload.ts";
 import { adminUsageRoutes } from "./usage.ts";
 
 /** The operator API under `/admin/v1`, registered only when an admin token is configured. */
 export async function adminRoutes(
   app: FastifyInstance,
-  options: { adminToken: string; operator: Operator; metrics: MetricsRegistry },
+  options: { adminToken: string; operator: Operator; metrics: MetricsRegistry; reloader: ConfigReloader },
 ) {
   installAdminAuth(app, options.adminToken);
   await app.register(adminAccountRoutes, { operator: options.operator });
@@ -23,4 +26,7 @@ export async function adminRoutes(
   await app.register(adminUsageRoutes, { operator: options.operator });
   await app.register(adminModelRoutes, { operator: options.operator });
   await app.register(adminMailRoutes, { operator: options.operator });
+  // The services object outlives reloads; its registry is replaced, so it is read per request.
+  await app.register(adminMachineRoutes, { engines: () => app.services.engines });
+  await app.register(adminReloadRoutes, { reloader: options.reloader });
 }

@@ -12,5 +12,6 @@ export async function adminKeyRoutes(app: FastifyInstance, options: { operator: 
   app.get<Id>("/accounts/:id/keys", (request) => operator.listKeys({ account_id: request.params.id }));
   app.get("/keys", (request) => operator.listKeys(request.query));
   app.get<Id>("/keys/:id", (request) => operator.getKey(request.params.id));
+  app.patch<Id>("/keys/:id", (request) => operator.updateKey(request.params.id, request.body));
   app.post<Id>("/keys/:id/revoke", (request) => operator.revokeKey(request.params.id));
 }

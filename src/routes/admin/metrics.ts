@@ -1,12 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import type { MetricsRegistry } from "../../metrics/metrics-registry.ts";
+import { METRICS_CONTENT_TYPE, type MetricsRegistry } from "../../metrics/metrics-registry.ts";
 
-/** `GET /admin/v1/metrics`: the process's counters in the Prometheus text format. */
+/** `GET /admin/v1/metrics`: the app's metrics in the Prometheus text format, behind the operator token. */
 export async function adminMetricsRoutes(
   app: FastifyInstance,
   options: { metrics: MetricsRegistry },
 ): Promise<void> {
-  app.get("/metrics", (_request, reply) =>
-    reply.type("text/plain; version=0.0.4; charset=utf-8").send(options.metrics.render()),
+  app.get("/metrics", async (_request, reply) =>
+    reply.type(METRICS_CONTENT_TYPE).send(await options.metrics.render()),
   );
 }

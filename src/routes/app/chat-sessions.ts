@@ -14,25 +14,25 @@ type WithId = { Params: { id: string } };
  * or has a malformed id is 404 `{message}`; it is checked before the body (422 `validation_error`).
  */
 export async function chatSessionRoutes(app: FastifyInstance, options: { services: Services }) {
-  const { chat } = options.services;
+  const { services } = options;
   const userId = (request: FastifyRequest) => requireUser(request).id;
 
-  app.get("/chat/sessions", (request) => chat.list(userId(request)));
+  app.get("/chat/sessions", (request) => services.chat.list(userId(request)));
 
   app.post("/chat/sessions", async (request, reply) => {
     const fields = validateCreateSession(request.body);
-    return reply.code(201).send(await chat.create(userId(request), fields));
+    return reply.code(201).send(await services.chat.create(userId(request), fields));
   });
 
-  app.get<WithId>("/chat/sessions/:id", (request) => chat.get(userId(request), request.params.id));
+  app.get<WithId>("/chat/sessions/:id", (request) => services.chat.get(userId(request), request.params.id));
 
   app.patch<WithId>("/chat/sessions/:id", async (request) => {
-    const conversation = await chat.find(userId(request), request.params.id);
-    return chat.rename(conversation, validateRename(request.body));
+    const conversation = await services.chat.find(userId(request), request.params.id);
+    return services.chat.rename(conversation, validateRename(request.body));
   });
 
   app.delete<WithId>("/chat/sessions/:id", async (request, reply) => {
-    await chat.delete(userId(request), request.params.id);
+    await services.chat.delete(userId(request), request.params.id);
     return reply.code(204).send();
   });
 
@@ -41,10 +41,10 @@ export async function chatSessionRoutes(app: FastifyInstance, options: { service
     { config: userLimit("chatMessages") },
     async (request, reply) => {
       const started = performance.now();
-      const conversation = await chat.find(userId(request), request.params.id);
+      const conversation = await services.chat.find(userId(request), request.params.id);
       const message = validateSendMessage(request.body);
       const { tier: _tier, ...context } = userContext(request, reply, "app.chat");
-      const exchange = await chat.send(conversation, message, context);
+      const exchange = await services.chat.send(conversation, message, context);
       await sendChatEvents(request, reply, exchange, started);
       return reply;
     },

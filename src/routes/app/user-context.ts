@@ -17,5 +17,12 @@ export function userContext(
   const user = requireUser(request);
   const payer: Payer = { keyId: null, accountId: user.id, zones: null, monthlyLimitMicros: null };
   const controller = abortWhenClientLeaves(reply);
-  return { requestId: request.id, principal: payer, tier: "slow", endpoint, signal: controller.signal };
+  return {
+    requestId: request.id,
+    principal: payer,
+    tier: "slow",
+    endpoint,
+    signal: controller.signal,
+    trace: request.trace,
+  };
 }

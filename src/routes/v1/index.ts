@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { Config } from "../../config/schema.ts";
 import type { Catalogue } from "../../engines/catalogue.ts";
-import { installKeyLimits } from "../../limits/key-limits.ts";
+import { installKeyLimits, type KeyLimitSettings } from "../../limits/key-limits.ts";
 import type { LimiterDeps } from "../../limits/route-limits.ts";
 import type { Services } from "../../services/create-services.ts";
 import type { TextGeneration } from "../../services/text/text-generation.ts";
@@ -27,20 +27,49 @@ export async function keyApiRoutes(
     catalogue?: Catalogue;
   },
 ) {
-  installKeyAuth(app, options.services.keys);
-  installKeyLimits(app, {
-    ...options.limits,
-    tiers: options.config.tiers,
-    defaultTier: options.config.installation.default_tier,
-    endpointLimits: options.config.rate_limits.endpoint_limits,
-  });
-  await app.register(modelsRoutes, { config: options.config });
+  // The services are read per request, so a configuration reload reaches the next request.
+  const { services } = options;
+  installKeyAuth(app, services.keys);
+  installKeyLimits(app, { ...options.limits, settings: () => keyLimitSettings(services.config) });
+  await app.register(modelsRoutes, { current: () => services.config });
   // Text routes among the extra plugins (a test's, over a fake service) take the place of the real ones.
   if (options.text && options.catalogue && !options.plugins.some(isTextRoutes)) {
-    await app.register(textRoutes({ text: options.text, catalogue: options.catalogue }));
+    await app.register(
+      textRoutes({
+        get text() {
+          return services.text;
+        },
+        get catalogue() {
+          return services.catalogue;
+        },
+      }),
+    );
   }
   await app.register(
-    audioRoutes({ transcription: options.services.transcription, speech: options.services.speech }),
+    audioRoutes({
+      get transcription() {
+        return services.transcription;
+      },
+      get speech() {
+        return services.speech;
+      },
+    }),
   );
   for (const plugin of options.plugins) await app.register(plugin);
+}
+
+const settingsByConfig = new WeakMap<Config, KeyLimitSettings>();
+
+/** The limits of a configuration, made once per configuration (the hot path only looks them up). */
+function keyLimitSettings(config: Config): KeyLimitSettings {
+  let settings = settingsByConfig.get(config);
+  if (!settings) {
+    settings = {
+      tiers: config.tiers,
+      defaultTier: config.installation.default_tier,
+      endpointLimits: config.rate_limits.endpoint_limits,
+    };
+    settingsByConfig.set(config, settings);
+  }
+  return settings;
 }

@@ -12,5 +12,7 @@ declare module "fastify" {
 export function installKeyAuth(app: FastifyInstance, keys: ApiKeysService): void {
   app.addHook("onRequest", async (request) => {
     request.principal = await keys.authenticate(request.headers.authorization);
+    // The key's id (never the key) goes into the request's log line.
+    request.trace.keyId = request.principal.keyId;
   });
 }

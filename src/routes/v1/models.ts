@@ -1,19 +1,53 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../../config/schema.ts";
 import { listedModels } from "../../engines/catalogue.ts";
+import { modelNotFound } from "../../http/errors.ts";
 
-/** `GET /v1/models`: the served catalogue, every entry with the installation's `owned_by`. Not billed. */
-export async function modelsRoutes(app: FastifyInstance, options: { config: Config }): Promise<void> {
-  const ownedBy = options.config.installation.owned_by;
-  // The catalogue is fixed for the life of the process, so the answer is serialised once.
-  const body = JSON.stringify({
-    object: "list",
-    data: listedModels(options.config).map((model) => ({
-      id: model.id,
-      object: "model",
-      created: model.created,
-      owned_by: ownedBy,
-    })),
+/** The model objects of one configuration, serialised once. */
+interface ServedModels {
+  list: string;
+  byId: Map<string, string>;
+}
+
+/**
+ * `GET /v1/models` (the served catalogue, every entry with the installation's `owned_by`) and
+ * `GET /v1/models/{id}` (one of them, the SDKs' `models.retrieve`; 404 `model_not_found` for an id
+ * that is not listed). Not billed; counted toward the tier limit only. Both follow a configuration
+ * reload: `current` is asked on every request.
+ */
+export async function modelsRoutes(app: FastifyInstance, options: { current: () => Config }): Promise<void> {
+  // A reloaded configuration is a new object, so the cache follows it and forgets the old one.
+  const cache = new WeakMap<Config, ServedModels>();
+  const served = (): ServedModels => {
+    const config = options.current();
+    let models = cache.get(config);
+    if (!models) {
+      models = serialise(config);
+      cache.set(config, models);
+    }
+    return models;
+  };
+
+  app.get("/models", (_request, reply) => reply.type("application/json; charset=utf-8").send(served().list));
+  // Catalogue ids may hold '/' (`org/model`), so the id is the rest of the path, whether encoded or not.
+  app.get<{ Params: { "*": string } }>("/models/*", (request, reply) => {
+    const id = request.params["*"];
+    const model = served().byId.get(id);
+    if (model === undefined) throw modelNotFound(id);
+    return reply.type("application/json; charset=utf-8").send(model);
   });
-  app.get("/models", (_request, reply) => reply.type("application/json; charset=utf-8").send(body));
+}
+
+function serialise(config: Config): ServedModels {
+  const ownedBy = config.installation.owned_by;
+  const objects = listedModels(config).map((model) => ({
+    id: model.id,
+    object: "model",
+    created: model.created,
+    owned_by: ownedBy,
+  }));
+  return {
+    list: JSON.stringify({ object: "list", data: objects }),
+    byId: new Map(objects.map((object) => [object.id, JSON.stringify(object)])),
+  };
 }

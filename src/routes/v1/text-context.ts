@@ -32,7 +32,14 @@ export function generationContext(
   if (!principal || !tier) throw serverError();
   const controller = abortWhenClientLeaves(reply);
   return {
-    context: { requestId: request.id, principal, tier, endpoint, signal: controller.signal },
+    context: {
+      requestId: request.id,
+      principal,
+      tier,
+      endpoint,
+      signal: controller.signal,
+      trace: request.trace,
+    },
     controller,
   };
 }

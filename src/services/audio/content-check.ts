@@ -2,6 +2,7 @@ import type { EngineRegistry } from "../../engines/registry.ts";
 import type { Router } from "../../engines/router.ts";
 import { type ModerationVerdict, UpstreamError } from "../../engines/types.ts";
 import { ApiError, inputRefused, moderationUnavailable } from "../../http/errors.ts";
+import type { RequestTrace } from "../../http/request-trace.ts";
 
 /** What a zone does with texts before they are read aloud (config `installation.content_checks`). */
 export type ContentPolicy = "moderation" | "none";
@@ -29,7 +30,13 @@ export class ContentCheck {
   }
 
   /** Resolves when the text may be used in the zone; throws the spec's 400 or 503 otherwise. */
-  async check(text: string, zone: string, signal: AbortSignal, param = "input"): Promise<void> {
+  async check(
+    text: string,
+    zone: string,
+    signal: AbortSignal,
+    param = "input",
+    trace?: RequestTrace,
+  ): Promise<void> {
     if (this.policy(zone) === "none") return;
     const machines = this.registry.ofProtocol("moderation", new Set([zone]));
     let verdict: ModerationVerdict;
@@ -42,6 +49,7 @@ export class ContentCheck {
           return adapter.moderate(machine.config, text, signal);
         },
         () => moderationUnavailable(),
+        { model: "moderation", ...(trace ? { trace } : {}) },
       );
       verdict = routed.result;
     } catch (error) {

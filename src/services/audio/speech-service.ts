@@ -1,7 +1,8 @@
 import type { BillingService } from "../../billing/billing-service.ts";
 import type { PriceList } from "../../billing/prices.ts";
+import { isBuiltinSpeech } from "../../config/builtin-speech.ts";
 import type { EngineRegistry, Machine } from "../../engines/registry.ts";
-import type { Router } from "../../engines/router.ts";
+import type { Attempt, Routed, Router } from "../../engines/router.ts";
 import { type SpeechCall, UpstreamError, type VoiceName } from "../../engines/types.ts";
 import { ApiError, badGateway } from "../../http/errors.ts";
 import { AI_SPEECH_COMMENT, type AiMark } from "../../media/ai-mark.ts";
@@ -37,7 +38,7 @@ const AI_MARK: AiMark = { software: "Zona", comment: AI_SPEECH_COMMENT };
  * Speech for both APIs (spec "Speech: POST /v1/audio/speech"): the voice from the voice tables,
  * the content check of the zone where it runs (before anything is read), then the whole file from
  * a speech machine of the fallback zone (or, without one there, of the first zone that has one),
- * marked as made by AI (a LIST/INFO chunk in WAV, ID3 tags in MP3). Billed per character; an
+ * the built-in engine last, marked as made by AI (a LIST/INFO chunk in WAV, ID3 tags in MP3). Billed per character; an
  * engine that fails, or a missing MP3 encoder, is 502 and costs nothing.
  */
 export class SpeechService {
@@ -84,10 +85,11 @@ export class SpeechService {
       principal: context.principal,
       endpoint: context.endpoint,
       model: SPEECH_MODEL,
+      tier: context.tier,
       maxCostMicros: cost,
     });
     try {
-      await this.contentCheck.check(request.input, zone, context.signal, inputParam);
+      await this.contentCheck.check(request.input, zone, context.signal, inputParam, context.trace);
     } catch (error) {
       await reservation.release({ outcome: "refused" });
       throw error;
@@ -96,13 +98,7 @@ export class SpeechService {
     let outcome: SpeechOutcome;
     let where: { zone: string; machine: string };
     try {
-      const routed = await this.router.run(
-        { model: SPEECH_MODEL, zones: [zone], tier: context.tier },
-        (machine, adapter) => {
-          if (!adapter.speak) throw new UpstreamError("protocol", "this machine's protocol cannot speak");
-          return adapter.speak(machine.config, call, context.signal);
-        },
-      );
+      const routed = await this.read(zone, call, context);
       where = { zone: routed.zone, machine: routed.machine };
       outcome = await this.encode(routed.result, request.format, voice);
     } catch (error) {
@@ -119,16 +115,63 @@ export class SpeechService {
     return outcome;
   }
 
-  /** The fallback zone when it has a speech machine, else the zone of the first machine that has one. */
+  /**
+   * The fallback zone when a declared speech machine is there, else the zone of the first declared
+   * one; the built-in engine's zone (the same one, see builtin-speech.ts) when none is declared.
+   */
   private speechZone(context: GenerationContext): string | undefined {
     const machines: Machine[] = this.registry.candidates(SPEECH_MODEL, null, context.tier);
+    const declared = machines.filter((machine) => !isBuiltinSpeech(machine.config));
     if (
       this.fallbackZone !== undefined &&
-      machines.some((machine) => machine.config.zone === this.fallbackZone)
+      declared.some((machine) => machine.config.zone === this.fallbackZone)
     ) {
       return this.fallbackZone;
     }
-    return machines[0]?.config.zone;
+    return (declared[0] ?? machines[0])?.config.zone;
+  }
+
+  /**
+   * Reads the text on the speech machines of the zone: the declared ones first, the built-in engine
+   * only when none of them could (all down, circuits open, or failing). The text has passed the
+   * zone's content check, whichever engine reads it.
+   */
+  private async read(zone: string, call: SpeechCall, context: GenerationContext): Promise<Routed<Buffer>> {
+    const inZone = this.registry.candidates(SPEECH_MODEL, new Set([zone]), context.tier);
+    const declared = inZone.filter((machine) => !isBuiltinSpeech(machine.config));
+    const builtin = inZone.filter((machine) => isBuiltinSpeech(machine.config));
+    const trace = context.trace;
+    if (trace) {
+      trace.model ??= SPEECH_MODEL;
+      trace.tier ??= context.tier;
+    }
+    const attempt: Attempt<Buffer> = async (machine, adapter) => {
+      if (!adapter.speak) throw new UpstreamError("protocol", "this machine's protocol cannot speak");
+      const started = performance.now();
+      try {
+        return await adapter.speak(machine.config, call, context.signal);
+      } finally {
+        // The trace names the last machine tried, as the router's placements do.
+        if (trace) {
+          trace.machine = machine.config.name;
+          trace.zone = machine.config.zone;
+          trace.upstreamMs = Math.round((performance.now() - started) * 100) / 100;
+        }
+      }
+    };
+    const about = { model: SPEECH_MODEL, ...(trace ? { trace } : {}) };
+    const failed = () => badGateway("The speech engine did not answer. Try again with growing pauses.");
+    if (declared.length > 0) {
+      try {
+        return await this.router.runAmong(declared, attempt, failed, about);
+      } catch (error) {
+        const engineFailed =
+          (error instanceof UpstreamError && error.kind !== "aborted") ||
+          (error instanceof ApiError && error.status >= 500);
+        if (builtin.length === 0 || context.signal.aborted || !engineFailed) throw error;
+      }
+    }
+    return this.router.runAmong(builtin, attempt, failed, about);
   }
 
   private async encode(wav: Buffer, format: "wav" | "mp3", voice: VoiceName): Promise<SpeechOutcome> {

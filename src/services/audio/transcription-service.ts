@@ -46,8 +46,8 @@ export interface TranscriptionOutcome {
  * Transcription for both APIs (spec "Transcription: POST /v1/audio/transcriptions"): the format is
  * checked on the content, a silent 16-bit WAV is answered empty for free, then the placement rules:
  * a transcription machine of the allowed zones when it can take the job (rule 1), else, or when it
- * fails or refuses, the fallback server (rules 2 and 3); 502 when that fails too, 504 past the time
- * limit. Billed per second of audio; every call that reached an engine leaves a usage record.
+ * fails, refuses or does not answer within the zone bound, the fallback server (rules 2 and 3); 502
+ * when that fails too, 504 past the time limit. Billed per second of audio; every call that reached an engine leaves a usage record.
  */
 export class TranscriptionService {
   private readonly router: Router;
@@ -58,6 +58,7 @@ export class TranscriptionService {
   /** Without installation zones: every zone with machines but the fallback one. */
   private readonly machineZones: string[];
   private readonly timeoutMs: number;
+  private readonly zoneTimeoutMs: number;
 
   constructor(deps: {
     router: Router;
@@ -68,6 +69,8 @@ export class TranscriptionService {
     /** The zones machines are in (the fallback zone among them or not). */
     machineZones: string[];
     timeoutMs: number;
+    /** How long the machines of the key's zones get before the fallback server takes over (rule 3). */
+    zoneTimeoutMs: number;
   }) {
     this.router = deps.router;
     this.billing = deps.billing;
@@ -76,6 +79,7 @@ export class TranscriptionService {
     this.fallbackZone = deps.fallbackZone;
     this.machineZones = deps.machineZones.filter((zone) => zone !== deps.fallbackZone);
     this.timeoutMs = deps.timeoutMs;
+    this.zoneTimeoutMs = deps.zoneTimeoutMs;
   }
 
   async transcribe(request: TranscriptionRequest, context: GenerationContext): Promise<TranscriptionOutcome> {
@@ -102,6 +106,7 @@ export class TranscriptionService {
       principal: context.principal,
       endpoint: context.endpoint,
       model: request.model,
+      tier: context.tier,
       maxCostMicros: this.prices.transcription(durationBound(audio, request.file.size)),
       holdSeconds: Math.ceil(this.timeoutMs / 1000) + 60,
     });
@@ -128,7 +133,6 @@ export class TranscriptionService {
     context: GenerationContext,
     signal: AbortSignal,
   ): Promise<{ routed: Routed<Transcription>; zoneMachine: boolean }> {
-    const attempt = this.attempt(call, signal);
     const reason = fallbackReason({
       model: request.model,
       words: request.words,
@@ -143,19 +147,28 @@ export class TranscriptionService {
         this.installationZones.length > 0
           ? (context.principal.zones ?? this.installationZones)
           : this.machineZones;
+      // The zone machines get a bound of their own, so that one that takes the upload and never
+      // answers leaves the fallback server its time within the whole limit.
+      const zoneDeadline = new AbortController();
+      const timer = setTimeout(() => zoneDeadline.abort(new ZoneDeadline()), this.zoneTimeoutMs);
       try {
-        const routed = await this.router.run({ model: request.model, zones, tier: context.tier }, attempt);
+        const routed = await this.router.run(
+          { model: request.model, zones, tier: context.tier, ...traceOf(context) },
+          this.attempt(call, AbortSignal.any([signal, zoneDeadline.signal])),
+        );
         return { routed, zoneMachine: true };
       } catch (error) {
         // Rule 3: a zone machine that does not answer, errors or refuses hands over to the fallback server.
         if (signal.aborted || !(error instanceof ApiError || error instanceof UpstreamError)) throw error;
+      } finally {
+        clearTimeout(timer);
       }
     }
     if (this.fallbackZone === undefined) throw badGateway("No transcription server answered the request.");
     try {
       const routed = await this.router.run(
-        { model: request.model, zones: [this.fallbackZone], tier: context.tier },
-        attempt,
+        { model: request.model, zones: [this.fallbackZone], tier: context.tier, ...traceOf(context) },
+        this.attempt(call, signal),
       );
       return { routed, zoneMachine: false };
     } catch (error) {
@@ -166,6 +179,8 @@ export class TranscriptionService {
 
   private attempt(call: TranscriptionCall, signal: AbortSignal): Attempt<Transcription> {
     return (machine, adapter) => {
+      // Once the zone machines' time is up the others of the zones are not tried (nor marked down).
+      if (signal.aborted) throw new UpstreamError("aborted", "the time for this placement is up");
       if (!adapter.transcribe)
         throw new UpstreamError("protocol", "this machine's protocol cannot transcribe");
       return adapter.transcribe(machine.config, call, signal);
@@ -206,8 +221,17 @@ export class TranscriptionService {
   }
 }
 
+function traceOf(context: GenerationContext) {
+  return context.trace ? { trace: context.trace } : {};
+}
+
 class TranscriptionDeadline extends Error {
   override name = "TranscriptionDeadline";
+}
+
+// Named as a timeout, so that the machine that did not answer in time is marked like one that timed out.
+class ZoneDeadline extends Error {
+  override name = "TimeoutError";
 }
 
 function audioFile(request: TranscriptionRequest, audio: AudioInspection): AudioFile {

@@ -1,4 +1,5 @@
 import type { TokenUsage } from "../../engines/types.ts";
+import type { RequestTrace } from "../../http/request-trace.ts";
 
 /** How a stream ended, for billing. */
 export interface StreamEnd {
@@ -12,19 +13,20 @@ export interface StreamEnd {
 
 interface Chunk {
   usage?: TokenUsage | null;
-  choices: ReadonlyArray<{ delta?: { content?: string | null }; text?: string }>;
+  choices: ReadonlyArray<{ delta?: { content?: string | null; tool_calls?: unknown[] }; text?: string }>;
 }
 
 /**
  * Passes a stream through while counting what it generated, and calls `onEnd` exactly once
  * however it ends: to the end, cut by the consumer or by `clientGone` (which stops the upstream
- * too), or broken off by the upstream.
+ * too), or broken off by the upstream. The trace learns when the first generated token was sent.
  */
 export function meteredStream<T extends Chunk>(
   first: T,
   rest: AsyncIterator<T>,
   clientGone: AbortSignal,
   onEnd: (end: StreamEnd) => void,
+  trace?: RequestTrace,
 ): AsyncIterable<T> {
   return {
     async *[Symbol.asyncIterator]() {
@@ -35,14 +37,22 @@ export function meteredStream<T extends Chunk>(
         if (chunk.usage) usage = chunk.usage;
         for (const choice of chunk.choices) characters += (choice.delta?.content ?? choice.text ?? "").length;
       };
+      // The consumer asks for the next chunk once it has sent this one: that is when a token went out.
+      const sent = (chunk: T) => {
+        if (trace && trace.firstTokenMs === undefined && generates(chunk)) {
+          trace.firstTokenMs = performance.now() - trace.startedAt;
+        }
+      };
       try {
         count(first);
         yield first;
+        sent(first);
         for (;;) {
           const next = await rest.next();
           if (next.done) break;
           count(next.value);
           yield next.value;
+          sent(next.value);
         }
         outcome = "ok";
       } catch (error) {
@@ -55,4 +65,12 @@ export function meteredStream<T extends Chunk>(
       }
     },
   };
+}
+
+// A chunk with output: text, or the start of a tool call (not the first chunk's bare role).
+function generates(chunk: Chunk): boolean {
+  for (const choice of chunk.choices) {
+    if (choice.text || choice.delta?.content || choice.delta?.tool_calls?.length) return true;
+  }
+  return false;
 }

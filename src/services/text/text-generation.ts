@@ -9,6 +9,7 @@ import type {
   TextChunk,
   TextCompletion,
 } from "../../engines/types.ts";
+import type { RequestTrace } from "../../http/request-trace.ts";
 
 /** Who asks, and how, for one request of the key API or the app API. */
 export interface GenerationContext {
@@ -21,6 +22,8 @@ export interface GenerationContext {
   signal: AbortSignal;
   /** A machine family to try first (the app API's `backend`); the zones stay the same. */
   preferFamily?: string;
+  /** The request's trace (machine, zone, tokens for its log line); absent for background work. */
+  trace?: RequestTrace;
 }
 
 /** A result and where it was made: the zone goes into `X-Zona`. */

@@ -23,6 +23,7 @@ import {
   modelUnavailable,
   rerankNotImplemented,
 } from "../../http/errors.ts";
+import type { RequestTrace } from "../../http/request-trace.ts";
 import type { ModelActivations } from "../model-activations.ts";
 import { meteredStream, type StreamEnd } from "./metered-stream.ts";
 import type { GenerationContext, Placed, TextGeneration } from "./text-generation.ts";
@@ -60,7 +61,7 @@ export class TextService implements TextGeneration {
   }
 
   async chat(call: ChatCall, context: GenerationContext): Promise<Placed<ChatCompletion>> {
-    const model = await this.model(call.model, "chat");
+    const model = await this.model(call.model, "chat", context);
     const bounds = chatTokenBounds(call);
     return this.once(context, model, bounds, async (reservation) => {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
@@ -72,14 +73,14 @@ export class TextService implements TextGeneration {
   }
 
   async chatStream(call: ChatCall, context: GenerationContext): Promise<Placed<AsyncIterable<ChatChunk>>> {
-    const model = await this.model(call.model, "chat");
+    const model = await this.model(call.model, "chat", context);
     return this.stream(model, context, chatTokenBounds(call), estimateChatInput(call), (machine, adapter) =>
       need(adapter.chatStream)(machine.config, call, context.signal),
     );
   }
 
   async complete(call: CompletionCall, context: GenerationContext): Promise<Placed<TextCompletion>> {
-    const model = await this.model(call.model, "chat");
+    const model = await this.model(call.model, "chat", context);
     return this.once(context, model, completionTokenBounds(call), async (reservation) => {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
         need(adapter.complete)(machine.config, call, context.signal),
@@ -93,7 +94,7 @@ export class TextService implements TextGeneration {
     call: CompletionCall,
     context: GenerationContext,
   ): Promise<Placed<AsyncIterable<TextChunk>>> {
-    const model = await this.model(call.model, "chat");
+    const model = await this.model(call.model, "chat", context);
     return this.stream(
       model,
       context,
@@ -107,11 +108,11 @@ export class TextService implements TextGeneration {
     texts: string[],
     context: GenerationContext,
   ): Promise<Placed<{ vectors: number[][]; promptTokens: number }>> {
-    const model = await this.modelOfKind("embedding");
+    const model = await this.modelOfKind("embedding", context);
     const input = texts.reduce((sum, text) => sum + maxTokensOf(text), 0);
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
       const routed = await this.router.run(
-        { model: model.id, zones: null, tier: context.tier },
+        { model: model.id, zones: null, tier: context.tier, ...traced(context) },
         (machine, adapter) => need(adapter.embed)(machine.config, model.id, texts, context.signal),
       );
       const promptTokens =
@@ -126,12 +127,12 @@ export class TextService implements TextGeneration {
     documents: string[],
     context: GenerationContext,
   ): Promise<Placed<RerankScore[]>> {
-    const model = await this.modelOfKind("rerank");
+    const model = await this.modelOfKind("rerank", context);
     // A cross-encoder reads the query once with every document.
     const input = documents.reduce((sum, document) => sum + maxTokensOf(query) + maxTokensOf(document), 0);
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
       const routed = await this.router.run(
-        { model: model.id, zones: null, tier: context.tier },
+        { model: model.id, zones: null, tier: context.tier, ...traced(context) },
         (machine, adapter) =>
           need(adapter.rerank)(machine.config, model.id, query, documents, context.signal),
       );
@@ -199,7 +200,7 @@ export class TextService implements TextGeneration {
     };
     return {
       ...where,
-      result: meteredStream(routed.result.first, routed.result.rest, context.signal, onEnd),
+      result: meteredStream(routed.result.first, routed.result.rest, context.signal, onEnd, context.trace),
     };
   }
 
@@ -209,6 +210,7 @@ export class TextService implements TextGeneration {
       principal: context.principal,
       endpoint: context.endpoint,
       model: model.id,
+      tier: context.tier,
       maxCostMicros: this.prices.tokens(model.id, context.tier, bounds.input, bounds.output),
     });
   }
@@ -221,6 +223,10 @@ export class TextService implements TextGeneration {
     where: { zone: string; machine: string },
     outcome: "ok" | "partial" = "ok",
   ): Promise<void> {
+    if (context.trace) {
+      context.trace.promptTokens = usage.prompt_tokens;
+      context.trace.completionTokens = usage.completion_tokens;
+    }
     return reservation.settle({
       costMicros: this.prices.tokens(model.id, context.tier, usage.prompt_tokens, usage.completion_tokens),
       units: { input_tokens: usage.prompt_tokens, output_tokens: usage.completion_tokens },
@@ -237,19 +243,26 @@ export class TextService implements TextGeneration {
       zones: this.installationZones.length === 0 ? null : zones,
       tier: context.tier,
       ...(context.preferFamily !== undefined ? { preferFamily: context.preferFamily } : {}),
+      ...traced(context),
     };
   }
 
   /** The catalogue model, ready to take requests: found, of the kind, and activated if served on request. */
-  private async model(id: string, kind: ModelConfig["kind"]): Promise<ModelConfig> {
+  private async model(
+    id: string,
+    kind: ModelConfig["kind"],
+    context: GenerationContext,
+  ): Promise<ModelConfig> {
+    if (context.trace) context.trace.model = id;
     const model = this.catalogue.find(id);
     if (!model || model.kind !== kind) throw modelNotFound(id);
     if (!(await this.activations.ready(model))) throw modelActivationRequired(id);
     return model;
   }
 
-  private async modelOfKind(kind: "embedding" | "rerank"): Promise<ModelConfig> {
+  private async modelOfKind(kind: "embedding" | "rerank", context: GenerationContext): Promise<ModelConfig> {
     const model = this.catalogue.firstOfKind(kind);
+    if (context.trace && model) context.trace.model = model.id;
     if (!model) throw kind === "rerank" ? rerankNotImplemented() : modelUnavailable("bge-m3");
     if (!(await this.activations.ready(model))) throw modelActivationRequired(model.id);
     return model;
@@ -259,6 +272,11 @@ export class TextService implements TextGeneration {
 function need<F>(method: F | undefined): F {
   if (!method) throw new UpstreamError("protocol", "this machine's protocol cannot do that");
   return method;
+}
+
+/** The request's trace for a placement; background work without one still logs its request id. */
+function traced(context: GenerationContext): { trace: RequestTrace } {
+  return { trace: context.trace ?? { requestId: context.requestId, startedAt: performance.now() } };
 }
 
 function usageOf(prompt: number, completion: number): TokenUsage {

@@ -11,7 +11,12 @@ import {
 } from "./validate-common.ts";
 import { checkImages } from "./validate-image.ts";
 import { readMessages } from "./validate-messages.ts";
-import { applyLocalServerRules, checkSamplingCombinations, readSampling } from "./validate-sampling.ts";
+import {
+  applyLocalServerRules,
+  checkSamplingCombinations,
+  readSampling,
+  refuseOnLocalServer,
+} from "./validate-sampling.ts";
 import { readResponseFormat, readToolChoice, readTools } from "./validate-tools.ts";
 
 /** A valid chat request: the call for the service and how to answer. */
@@ -68,11 +73,12 @@ export const CHAT_REFUSED: ReadonlyMap<string, string> = new Map([
  *
  * 1. a body that is not JSON (read as a form or as empty): 422 for the fields at fault, before any name check;
  * 2. a refused or unknown name, in the client's order: 400 naming it;
- * 3. missing, mistyped or out-of-range values: 422 listing every field at fault;
- * 4. `service_tier` other than auto/default, `n` above 1 with `stream`: 400;
- * 5. the model: 404 `model_not_found` when not in the catalogue, 400 when not a chat model;
- * 6. images: 400 on a model without vision, or for an unacceptable image;
- * 7. local-model-server models: 400 for `n` above 1, `logprobs`, `top_logprobs`, `logit_bias`, `parallel_tool_calls`.
+ * 3. local-model-server models: 400 for `n` above 1, `logprobs`, `top_logprobs`, `logit_bias`,
+ *    `parallel_tool_calls`, whatever their values (so before the range and dependency checks);
+ * 4. missing, mistyped or out-of-range values: 422 listing every field at fault;
+ * 5. `service_tier` other than auto/default, `n` above 1 with `stream`: 400;
+ * 6. the model: 404 `model_not_found` when not in the catalogue, 400 when not a chat model;
+ * 7. images: 400 on a model without vision, or for an unacceptable image.
  *
  * The call carries only honoured parameters: `max_completion_tokens` becomes `max_tokens`;
  * `logprobs`/`top_logprobs` are dropped with `stream: true`, `tool_choice` on local-model-server models;
@@ -99,6 +105,7 @@ export function validateChat(body: unknown, options: BodyOptions): ValidChat {
 
   if (!options.json) errors.throwValidation();
   checkNames(fields, CHAT_NAMES, CHAT_REFUSED);
+  refuseOnLocalServer(fields, options.catalogue, model);
   errors.throwValidation();
   checkSamplingCombinations(fields, sampling);
   if (model === undefined || messages === undefined) throw new Error("validated fields missing");
@@ -109,7 +116,7 @@ export function validateChat(body: unknown, options: BodyOptions): ValidChat {
     delete params.logprobs;
     delete params.top_logprobs;
   }
-  if (entry.local_server) applyLocalServerRules(params, entry.id, Object.keys(fields));
+  if (entry.local_server) applyLocalServerRules(params, entry.id);
   return {
     call: { model: entry.id, messages: messages.messages, params },
     stream: sampling.stream,

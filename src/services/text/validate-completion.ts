@@ -11,7 +11,12 @@ import {
   given,
   readModel,
 } from "./validate-common.ts";
-import { applyLocalServerRules, checkSamplingCombinations, readSampling } from "./validate-sampling.ts";
+import {
+  applyLocalServerRules,
+  checkSamplingCombinations,
+  readSampling,
+  refuseOnLocalServer,
+} from "./validate-sampling.ts";
 
 /** A valid text-completion request: the call for the service and how to answer. */
 export interface ValidCompletion {
@@ -57,6 +62,7 @@ export function validateCompletion(body: unknown, options: BodyOptions): ValidCo
 
   if (!options.json) errors.throwValidation();
   checkNames(fields, COMPLETION_NAMES, CHAT_REFUSED);
+  refuseOnLocalServer(fields, options.catalogue, model);
   errors.throwValidation();
   if (prompt === "several") {
     throw invalidRequest(
@@ -71,7 +77,7 @@ export function validateCompletion(body: unknown, options: BodyOptions): ValidCo
   if (model === undefined || prompt === undefined) throw new Error("validated fields missing");
   const entry = chatModel(options.catalogue, model);
   if (sampling.stream) delete params.logprobs;
-  if (entry.local_server) applyLocalServerRules(params, entry.id, Object.keys(fields));
+  if (entry.local_server) applyLocalServerRules(params, entry.id);
   return {
     call: { model: entry.id, prompt: prompt.text, params },
     stream: sampling.stream,

@@ -1,9 +1,10 @@
-import { invalidRequest, unsupportedParameter, unsupportedValue } from "../../http/errors.ts";
+import { type ApiError, invalidRequest, unsupportedParameter, unsupportedValue } from "../../http/errors.ts";
 import {
   type FieldErrors,
   type Fields,
   given,
   isObject,
+  type ModelLookup,
   readBoolean,
   readNumber,
   readString,
@@ -125,33 +126,47 @@ export function checkSamplingCombinations(fields: Fields, values: SamplingValues
 }
 
 /**
- * What models served by a local-model server cannot do (spec: `n` above 1, `logprobs`,
- * `top_logprobs`, `logit_bias`, `parallel_tool_calls`); `tool_choice` is accepted and dropped there.
- * Works on the params left after the stream rule dropped what has no effect; the first refused
- * name in `order` (the client's order of the body) is named.
+ * The refusals of models served by a local-model server (spec: `n` above 1, `logprobs`,
+ * `top_logprobs`, `logit_bias`, `parallel_tool_calls`), read from the body as sent so that they come
+ * before the range and dependency checks: `top_logprobs` alone, or `n: 50`, is a 400 naming the field,
+ * not a 422. `logprobs` and `top_logprobs` with `stream: true` are accepted (they have no effect there).
+ * The first refused name in the client's order is named; other models, and unknown ones, pass.
  */
-export function applyLocalServerRules(
-  params: Record<string, unknown>,
-  model: string,
-  order: readonly string[] = LOCAL_REFUSED,
-): void {
-  for (const name of order) {
+export function refuseOnLocalServer(fields: Fields, catalogue: ModelLookup, model: string | undefined): void {
+  const entry = model === undefined ? undefined : catalogue.find(model);
+  if (entry?.kind !== "chat" || !entry.local_server) return;
+  const streamed = given(fields, "stream") === true;
+  for (const name of Object.keys(fields)) {
+    const value = given(fields, name);
+    if (value === undefined || !LOCAL_REFUSED.includes(name)) continue;
     if (name === "n") {
-      const n = params.n;
-      if (typeof n === "number" && n > 1) {
-        throw unsupportedValue(
-          "n",
-          `'n' above 1 is not supported by the model '${model}' (a local-model server).`,
-        );
-      }
-    } else if (LOCAL_REFUSED.includes(name) && params[name] !== undefined) {
-      throw unsupportedParameter(
+      if (typeof value === "number" && value > 1) throw localRefusal(name, entry.id);
+    } else if (!(streamed && (name === "logprobs" || name === "top_logprobs"))) {
+      throw localRefusal(name, entry.id);
+    }
+  }
+}
+
+/**
+ * What is left of the local-model-server rules once the body passed refuseOnLocalServer: refuses what
+ * is still in `params` (for callers without the body's order) and drops `tool_choice` (accepted, no effect).
+ */
+export function applyLocalServerRules(params: Record<string, unknown>, model: string): void {
+  for (const name of LOCAL_REFUSED) {
+    const value = params[name];
+    if (value === undefined || (name === "n" && !(typeof value === "number" && value > 1))) continue;
+    throw localRefusal(name, model);
+  }
+  delete params.tool_choice;
+}
+
+function localRefusal(name: string, model: string): ApiError {
+  return name === "n"
+    ? unsupportedValue("n", `'n' above 1 is not supported by the model '${model}' (a local-model server).`)
+    : unsupportedParameter(
         name,
         `The '${name}' parameter is not supported by the model '${model}' (a local-model server).`,
       );
-    }
-  }
-  delete params.tool_choice;
 }
 
 function readStop(errors: FieldErrors, value: unknown): string | string[] | undefined {

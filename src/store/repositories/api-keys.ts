@@ -45,6 +45,18 @@ export class ApiKeysRepository {
     return this.db.select().from(apiKeys).where(where).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
   }
 
+  /** Changes the given fields of a key; undefined when there is no such key. */
+  async update(
+    id: string,
+    values: Partial<
+      Pick<ApiKeyRow, "name" | "zones" | "monthlyLimitMicros" | "requestsPerMinute" | "expiresAt">
+    >,
+  ): Promise<ApiKeyRow | undefined> {
+    if (Object.keys(values).length === 0) return this.findById(id);
+    const rows = await this.db.update(apiKeys).set(values).where(eq(apiKeys.id, id)).returning();
+    return rows[0];
+  }
+
   /** Marks the key revoked; a key already revoked keeps its first revocation time. */
   async revoke(id: string, at: Date): Promise<ApiKeyRow | undefined> {
     const rows = await this.db

@@ -54,7 +54,11 @@ describe("piper adapter", () => {
     it(`${voice}: posts {text, voice: ${model}} to / and returns the WAV as sent`, async () => {
       const text = `Testo per ${voice}.`;
       const wav = await speak(machine(), call(voice, text), signal());
-      expect(fake.lastRequest).toMatchObject({ method: "POST", path: "/", body: { text, voice: model } });
+      expect(fake.lastRequest).toMatchObject({
+        method: "POST",
+        path: "/synthesize",
+        body: { text, voice: model },
+      });
       expect(fake.lastRequest.headers["content-type"]).toBe("application/json");
       expect(fake.voicesAsked).toEqual([model]);
       const info = wavInfo(wav);
@@ -84,11 +88,47 @@ describe("piper adapter", () => {
     }
   });
 
-  it("maps a missing voice (500), refuse, hang, a cut answer and an empty text to typed failures", async () => {
+  it("issue 10: the voice models come from engines.piper_voices", async () => {
+    const voices = { ...PIPER_VOICES, amy: "en_US-amy-high" };
+    const configured = createPiperAdapter(client, voices).speak as typeof speak;
+    await configured(machine(), call("amy"), signal());
+    await configured(machine(), call("ryan"), signal());
+    expect(fake.voicesAsked).toEqual(["en_US-amy-high", "en_US-ryan-high"]);
+  });
+
+  it("issue 10: a server before piper-tts 1.5 (POST /) is asked there, and remembered", async () => {
+    const legacy = new FakePiperServer({ api: "root" });
+    await legacy.start();
+    try {
+      const own = createPiperAdapter(client).speak as typeof speak;
+      const old = fakeMachine("piper", legacy.url);
+      expect(wavInfo(await own(old, call("paola"), signal()))?.bitsPerSample).toBe(16);
+      await own(old, call("paola"), signal());
+      expect(legacy.requests.map((r) => [r.method, r.path, r.body])).toEqual([
+        ["POST", "/synthesize", { text: "Buongiorno a tutti.", voice: "it_IT-paola-medium" }],
+        ["POST", "/", { text: "Buongiorno a tutti.", voice: "it_IT-paola-medium" }],
+        ["POST", "/", { text: "Buongiorno a tutti.", voice: "it_IT-paola-medium" }],
+      ]);
+      // The current server, on another url, is still asked at /synthesize.
+      await own(machine(), call("paola"), signal());
+      expect(fake.lastRequest.path).toBe("/synthesize");
+    } finally {
+      await legacy.close();
+    }
+  });
+
+  it("a voice model the server has not downloaded is read by its default voice, with no error", async () => {
     fake.configure({ models: ["it_IT-paola-medium"] });
-    const missing = await failure(speak(machine(), call("amy"), signal()));
-    expect([missing.kind, missing.status, missing.retryable]).toEqual(["status", 500, true]);
-    fake.configure({ models: undefined });
+    await speak(machine(), call("amy"), signal());
+    expect(fake.voicesAsked).toEqual(["en_US-amy-medium"]);
+    expect(fake.voicesRead).toEqual(["it_IT-paola-medium"]);
+  });
+
+  it("maps a 500, refuse, hang, a cut answer and an empty text to typed failures", async () => {
+    await fake.setMode("error500");
+    const broken = await failure(speak(machine(), call("amy"), signal()));
+    expect([broken.kind, broken.status, broken.retryable]).toEqual(["status", 500, true]);
+    await fake.setMode("normal");
     const empty = await failure(speak(machine(), call("amy", "  "), signal()));
     expect([empty.kind, empty.status, empty.retryable]).toEqual(["status", 400, false]);
     await fake.setMode("refuse");

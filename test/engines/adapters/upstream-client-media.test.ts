@@ -26,9 +26,12 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "zona-upload-"));
 });
 afterAll(async () => {
-  await client.close();
-  await Promise.all([whisper.close(), piper.close(), sized.close()]);
-  await rm(dir, { recursive: true, force: true });
+  try {
+    await client.close();
+    await Promise.all([whisper.close(), piper.close(), sized.close()]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 afterEach(async () => {
   await Promise.all([whisper.setMode("normal"), piper.setMode("normal")]);
@@ -89,7 +92,12 @@ describe("UpstreamClient.upload", () => {
 describe("UpstreamClient.binary", () => {
   it("returns the bytes and the content type", async () => {
     const answer = await client.binary(
-      { machine: fakeMachine("piper", piper.url), path: "/", body: { text: "ciao" }, signal: signal() },
+      {
+        machine: fakeMachine("piper", piper.url),
+        path: "/synthesize",
+        body: { text: "ciao" },
+        signal: signal(),
+      },
       "audio/wav",
     );
     expect(answer.contentType).toBe("audio/wav");
@@ -111,12 +119,12 @@ describe("UpstreamClient.binary", () => {
   it("maps 4xx to a status failure and a cut answer to connect", async () => {
     const machine = fakeMachine("piper", piper.url);
     const error = await failure(
-      client.binary({ machine, path: "/", body: { text: "" }, signal: signal() }, "audio/wav"),
+      client.binary({ machine, path: "/synthesize", body: { text: "" }, signal: signal() }, "audio/wav"),
     );
     expect([error.kind, error.status, error.retryable]).toEqual(["status", 400, false]);
     await piper.setMode("dropMidStream");
     const cut = await failure(
-      client.binary({ machine, path: "/", body: { text: "ciao" }, signal: signal() }, "audio/wav"),
+      client.binary({ machine, path: "/synthesize", body: { text: "ciao" }, signal: signal() }, "audio/wav"),
     );
     expect(cut.kind).toBe("connect");
   });

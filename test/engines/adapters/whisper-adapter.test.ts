@@ -42,9 +42,12 @@ beforeAll(async () => {
   await writeFile(wavPath, wav);
 });
 afterAll(async () => {
-  await client.close();
-  await fake.close();
-  await rm(dir, { recursive: true, force: true });
+  try {
+    await client.close();
+    await fake.close();
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 afterEach(async () => {
   await fake.setMode("normal");

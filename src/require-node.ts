@@ -1,0 +1,23 @@
+// Imported first by every entry point (src/main.ts, src/cli/main.ts): ES modules run in import
+// order, so an unsuitable Node.js stops here, with one line, before any other module loads.
+// Node.js before 22.18 cannot read a .ts file at all and fails before this runs; bin/zona.js
+// repeats the check in plain JavaScript for that reason.
+
+/** The oldest Node.js major version Zona runs on (as package.json's `engines` says). */
+export const MINIMUM_NODE_MAJOR = 24;
+
+/** Why a Node.js version (`process.version`) cannot run Zona, or undefined when it can. */
+export function nodeVersionProblem(version: string): string | undefined {
+  const major = Number(/^v?(\d+)\./.exec(version)?.[1]);
+  if (major >= MINIMUM_NODE_MAJOR) return undefined;
+  return (
+    `Node.js ${MINIMUM_NODE_MAJOR} or newer is needed, this is ${version}: ` +
+    `start Zona with \`npm start\` (it uses the Node.js ${MINIMUM_NODE_MAJOR} installed with Zona) or install Node.js ${MINIMUM_NODE_MAJOR}`
+  );
+}
+
+const problem = nodeVersionProblem(process.version);
+if (problem !== undefined) {
+  process.stderr.write(`zona: ${problem}\n`);
+  process.exit(1);
+}

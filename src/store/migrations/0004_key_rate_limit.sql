@@ -1,0 +1,1 @@
+ALTER TABLE "api_keys" ADD COLUMN "requests_per_minute" integer;
