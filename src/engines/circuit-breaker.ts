@@ -67,6 +67,11 @@ export class CircuitBreaker {
     this.trial = false;
   }
 
+  /** The attempt ended without a verdict on the machine (the client left): a trial may go again. */
+  release(): void {
+    this.trial = false;
+  }
+
   /** A failure; `down` (connection refused, or a probe failing) opens the circuit at once. */
   failure(now: number, down: boolean): void {
     this.failures += 1;

@@ -135,7 +135,10 @@ export class Router {
         return { zone: machine.config.zone, machine: machine.config.name, result, finish };
       } catch (error) {
         finish();
-        if (!(error instanceof UpstreamError) || error.kind === "aborted") throw error;
+        if (!(error instanceof UpstreamError) || error.kind === "aborted") {
+          machine.breaker.release();
+          throw error;
+        }
         // A 4xx is the request's fault (a file the machine cannot read, a prompt too long): the
         // machine answered, so it counts as up, and the next one is still tried.
         if (!error.retryable) machine.breaker.success();

@@ -1,6 +1,7 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { LoggerOptions } from "pino";
 import type { RequestTrace } from "./request-trace.ts";
+import { CLIENT_CLOSED_REQUEST, onUnfinishedRequest } from "./unfinished-requests.ts";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -40,25 +41,27 @@ export function loggerOptions(level: string): LoggerOptions {
  */
 export function installAccessLog(app: FastifyInstance): void {
   app.addHook("onResponse", (request, reply, done) => {
-    if (request.routeOptions.config?.quiet === true) {
-      done();
-      return;
-    }
-    const clientId = request.headers["x-request-id"];
-    const trace = request.trace;
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split("?", 1)[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-        ...(typeof clientId === "string" ? { client_request_id: clientId.slice(0, 200) } : {}),
-        ...(trace ? traceFields(trace) : {}),
-      },
-      "request",
-    );
+    logRequest(request, reply.statusCode, reply.elapsedTime);
     done();
   });
+  onUnfinishedRequest(app, (request, elapsedMs) => logRequest(request, CLIENT_CLOSED_REQUEST, elapsedMs));
+}
+
+function logRequest(request: FastifyRequest, status: number, elapsedMs: number): void {
+  if (request.routeOptions.config?.quiet === true) return;
+  const clientId = request.headers["x-request-id"];
+  const trace = request.trace;
+  request.log.info(
+    {
+      method: request.method,
+      path: request.url.split("?", 1)[0],
+      status,
+      ms: Math.round(elapsedMs * 100) / 100,
+      ...(typeof clientId === "string" ? { client_request_id: clientId.slice(0, 200) } : {}),
+      ...(trace ? traceFields(trace) : {}),
+    },
+    "request",
+  );
 }
 
 // Only what was set: a request refused before its key was read has no key id, one without a machine no zone.

@@ -1,6 +1,7 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { LabelCache } from "../metrics/label-cache.ts";
 import type { MetricsRegistry } from "../metrics/metrics-registry.ts";
+import { CLIENT_CLOSED_REQUEST, onUnfinishedRequest } from "./unfinished-requests.ts";
 
 /** The route label of a request no route matched (its raw path would be unbounded). */
 export const UNMATCHED_ROUTE = "unmatched";
@@ -38,15 +39,19 @@ export function installRequestMetrics(app: FastifyInstance, deps: RequestMetrics
   const durationChildren = new LabelCache((values) => duration.labels(...values));
   const firstTokenChildren = new LabelCache((values) => firstToken.labels(...values));
 
-  app.addHook("onResponse", (request, reply, done) => {
+  const count = (request: FastifyRequest, status: number, elapsedMs: number) => {
     const route = request.routeOptions.url ?? UNMATCHED_ROUTE;
     const trace = request.trace;
     const model = trace?.model !== undefined && deps.knownModel(trace.model) ? trace.model : "";
-    requestChildren.get(route, request.method, reply.statusCode, model).inc();
-    durationChildren.get(route, request.method).observe(reply.elapsedTime / 1000);
+    requestChildren.get(route, request.method, status, model).inc();
+    durationChildren.get(route, request.method).observe(elapsedMs / 1000);
     if (trace?.firstTokenMs !== undefined && model !== "") {
       firstTokenChildren.get(model, trace.tier ?? "").observe(trace.firstTokenMs / 1000);
     }
+  };
+  app.addHook("onResponse", (request, reply, done) => {
+    count(request, reply.statusCode, reply.elapsedTime);
     done();
   });
+  onUnfinishedRequest(app, (request, elapsedMs) => count(request, CLIENT_CLOSED_REQUEST, elapsedMs));
 }

@@ -34,6 +34,16 @@ describe("Health: passive circuit breaker (DESIGN Engines: failures open a short
     down.failure(0, true);
     expect(down.state(1)).toBe("open");
   });
+
+  it("a trial whose client went away gives its place back: the next request may try", () => {
+    const breaker = new CircuitBreaker();
+    breaker.failure(0, true);
+    expect(breaker.tryAcquire(5_000)).toBe(true);
+    expect(breaker.tryAcquire(5_000)).toBe(false);
+    breaker.release();
+    expect(breaker.state(5_000)).toBe("half-open");
+    expect(breaker.tryAcquire(5_000)).toBe(true);
+  });
 });
 
 describe("Health: the operator's timings (issue 10: engines.circuit_cooldown_seconds, circuit_max_cooldown_seconds)", () => {

@@ -99,4 +99,26 @@ describe("issue 10: the request's log line (key id, model, machine, zone, status
     const quietId = quiet.headers.get("x-request-id");
     expect(log.lines.filter((l) => l.request_id === quietId)).toEqual([]);
   });
+
+  it("a client that leaves mid-stream still gets its one line, with status 499 (client closed request)", async () => {
+    fake.configure({ chunkDelayMs: 100 });
+    try {
+      const controller = new AbortController();
+      const response = await t.fetch("/v1/chat/completions", {
+        method: "POST",
+        signal: controller.signal,
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: MODEL, stream: true, messages: [{ role: "user", content: "count" }] }),
+      });
+      const requestId = response.headers.get("x-request-id");
+      await (response.body as ReadableStream<Uint8Array>).getReader().read();
+      controller.abort();
+      const line = await lineWhere(log.lines, (l) => l.msg === "request" && l.request_id === requestId);
+      expect(line).toMatchObject({ status: 499, key_id: keyId, model: MODEL, machine: "gpu-1" });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(log.lines.filter((l) => l.msg === "request" && l.request_id === requestId)).toHaveLength(1);
+    } finally {
+      fake.configure({ chunkDelayMs: 0 });
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../src/config/load.ts";
 import { readJson } from "../helpers/read-json.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 
@@ -74,6 +75,12 @@ describe("issue 10: GET /v1/models/{id} answers the model object (the SDKs' mode
     });
   });
 
+  it("GET /v1/models/ (no id) is 404 unknown_endpoint", async () => {
+    const response = await get("/v1/models/");
+    expect(response.status).toBe(404);
+    expect((await readJson(response)).error.code).toBe("unknown_endpoint");
+  });
+
   it("official openai SDK: models.retrieve returns the model, and NotFoundError for an unknown one", async () => {
     const client = new OpenAI({ apiKey: key, baseURL: `${t.url}/v1`, maxRetries: 0 });
     for (const id of ["gemma2.5:1.5b", "google/gemma-3-27b-it", "tts-1"]) {
@@ -107,6 +114,31 @@ describe("issue 10: GET /v1/models/{id} answers the model object (the SDKs' mode
       expect((await readJson(third)).error.type).toBe("rate_limit_exceeded");
     } finally {
       await limited.close();
+    }
+  });
+});
+
+describe("issue 10: the list and the lookup follow a configuration reload", () => {
+  it("a model added by a reload is listed and retrieved, a removed one is 404 model_not_found", async () => {
+    const before = [{ id: "gemma3.8-27b", kind: "chat" }];
+    const after = [{ id: "gemma3.9-12b", kind: "chat" }];
+    const t = await startTestApp({
+      config: { models: before },
+      loadConfig: () => parseConfig({ server: { log_level: "silent" }, models: after }),
+    });
+    try {
+      const key = (await t.newKey()).key;
+      const get = (path: string) => t.fetch(path, { headers: { authorization: `Bearer ${key}` } });
+      expect((await get("/v1/models/gemma3.8-27b")).status).toBe(200);
+      await t.app.reloader.reload("test");
+      const listed = await readJson(await get("/v1/models"));
+      expect(listed.data.map((model: { id: string }) => model.id)).toEqual(["gemma3.9-12b"]);
+      expect((await get("/v1/models/gemma3.9-12b")).status).toBe(200);
+      const removed = await get("/v1/models/gemma3.8-27b");
+      expect(removed.status).toBe(404);
+      expect((await readJson(removed)).error.type).toBe("model_not_found");
+    } finally {
+      await t.close();
     }
   });
 });

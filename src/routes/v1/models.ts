@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../../config/schema.ts";
 import { listedModels } from "../../engines/catalogue.ts";
-import { modelNotFound } from "../../http/errors.ts";
+import { modelNotFound, unknownEndpoint } from "../../http/errors.ts";
 
 /** The model objects of one configuration, serialised once. */
 interface ServedModels {
@@ -32,6 +32,7 @@ export async function modelsRoutes(app: FastifyInstance, options: { current: () 
   // Catalogue ids may hold '/' (`org/model`), so the id is the rest of the path, whether encoded or not.
   app.get<{ Params: { "*": string } }>("/models/*", (request, reply) => {
     const id = request.params["*"];
+    if (id === "") throw unknownEndpoint(request.method, request.url.split("?", 1)[0] ?? "/");
     const model = served().byId.get(id);
     if (model === undefined) throw modelNotFound(id);
     return reply.type("application/json; charset=utf-8").send(model);
