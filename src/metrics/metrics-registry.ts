@@ -1,7 +1,12 @@
-import { Counter, Gauge, Histogram, type Metric, Registry } from "prom-client";
+import { Gauge, type Metric, Registry } from "prom-client";
+import { FastCounter, FastHistogram } from "./fast-metrics.ts";
 import { processMetrics } from "./process-metrics.ts";
 
-export type { Counter, Gauge, Histogram } from "prom-client";
+export type { Gauge } from "prom-client";
+/** A counter of the registry. */
+export type Counter<L extends string = string> = FastCounter<L>;
+/** A histogram of the registry. */
+export type Histogram<L extends string = string> = FastHistogram<L>;
 
 /** Buckets of every duration histogram, in seconds: a gateway answers in a millisecond or a minute. */
 export const DURATION_BUCKETS = [
@@ -27,7 +32,7 @@ export class MetricsRegistry {
 
   /** A counter in this registry; names end in `_total`. */
   counter<L extends string = string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
-    return new Counter({ name, help, labelNames, registers: [this.registry] });
+    return this.register(new FastCounter(name, help, labelNames));
   }
 
   /** A gauge in this registry; `collect` sets it at every scrape. */
@@ -55,7 +60,14 @@ export class MetricsRegistry {
     labelNames: readonly L[],
     buckets: number[] = DURATION_BUCKETS,
   ): Histogram<L> {
-    return new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+    return this.register(new FastHistogram(name, help, labelNames, buckets));
+  }
+
+  private register<M extends FastCounter | FastHistogram>(metric: M): M {
+    if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(metric.name))
+      throw new Error(`invalid metric name: ${metric.name}`);
+    this.registry.registerMetric(metric as unknown as Metric);
+    return metric;
   }
 
   /** Every metric in the Prometheus text exposition format (version 0.0.4). */
