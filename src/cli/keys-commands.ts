@@ -1,6 +1,15 @@
 import { type Command, type CommandGroup, numeric, positional, stringValue } from "./command.ts";
 import { resolveAccount } from "./resolve-account.ts";
 
+/** The settings of a key, the same on create and update. */
+const KEY_SETTINGS: Command["options"] = {
+  name: { type: "string" },
+  zones: { type: "string" },
+  "monthly-limit": { type: "string" },
+  rpm: { type: "string" },
+  expires: { type: "string" },
+};
+
 const create: Command = {
   name: "create",
   positionals: ["ACCOUNT"],
@@ -15,13 +24,7 @@ const create: Command = {
     "                      (default: the tier table's requests_per_minute)",
     "--expires T           when the key stops working, an ISO 8601 timestamp",
   ],
-  options: {
-    name: { type: "string" },
-    zones: { type: "string" },
-    "monthly-limit": { type: "string" },
-    rpm: { type: "string" },
-    expires: { type: "string" },
-  },
+  options: KEY_SETTINGS,
   async run(input) {
     const { values } = input;
     const zones = stringValue(values, "zones");
@@ -54,13 +57,7 @@ const update: Command = {
     "--expires T|never       when the key stops working, an ISO 8601 timestamp; never: it does not expire",
     "A change holds for the key's next request.",
   ],
-  options: {
-    name: { type: "string" },
-    zones: { type: "string" },
-    "monthly-limit": { type: "string" },
-    rpm: { type: "string" },
-    expires: { type: "string" },
-  },
+  options: KEY_SETTINGS,
   async run(input) {
     const { values } = input;
     const name = stringValue(values, "name");

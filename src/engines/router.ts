@@ -6,7 +6,7 @@ import type { AdapterLookup } from "./adapters/index.ts";
 import { MESSAGE_LIMIT } from "./machine-stats.ts";
 import type { EngineRegistry, Machine } from "./registry.ts";
 import { type EngineAdapter, UpstreamError } from "./types.ts";
-import type { UpstreamObserver } from "./upstream-observer.ts";
+import type { UpstreamAttempt, UpstreamObserver } from "./upstream-observer.ts";
 
 /** Where a request may run and what it prefers. */
 export interface Placement {
@@ -159,14 +159,7 @@ export class Router {
   private answered(machine: Machine, label: RunLabel, ms: number): void {
     machine.stats.success(ms, this.now());
     this.place(machine, label, ms);
-    this.observer?.attempt({
-      requestId: label.trace?.requestId,
-      machine: machine.config.name,
-      zone: machine.config.zone,
-      protocol: machine.config.protocol,
-      model: label.model,
-      ms,
-    });
+    this.observer?.attempt(attemptOf(machine, label, ms));
   }
 
   /** One failed attempt: the statistics, one warn line, the observer. */
@@ -192,15 +185,7 @@ export class Router {
       },
       "upstream attempt failed",
     );
-    this.observer?.attempt({
-      requestId: label.trace?.requestId,
-      machine: machine.config.name,
-      zone: machine.config.zone,
-      protocol: machine.config.protocol,
-      model: label.model,
-      ms,
-      failure,
-    });
+    this.observer?.attempt({ ...attemptOf(machine, label, ms), failure });
   }
 
   // The trace names the last machine tried: the one that answered, or the last that failed.
@@ -236,4 +221,15 @@ export class Router {
       return zoneUnavailable(placement.model, placement.zones);
     return modelUnavailable(placement.model);
   }
+}
+
+function attemptOf(machine: Machine, label: RunLabel, ms: number): UpstreamAttempt {
+  return {
+    requestId: label.trace?.requestId,
+    machine: machine.config.name,
+    zone: machine.config.zone,
+    protocol: machine.config.protocol,
+    model: label.model,
+    ms,
+  };
 }
