@@ -55,6 +55,7 @@ export function httpOperatorClient(baseUrl: string, adminToken: string): Operato
     listModels: () => call("GET", "/models"),
     listMail: (query) => call("GET", `/mail${queryString(query)}`),
     listMachines: () => call("GET", "/machines"),
+    reload: () => call("POST", "/reload"),
     setModelActive: (modelId, active) =>
       call("POST", `/models/${id(modelId)}/${active ? "activate" : "deactivate"}`),
   };

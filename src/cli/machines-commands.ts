@@ -1,13 +1,6 @@
-import { resolve } from "node:path";
-import { cliEnvironment, loadConfig } from "../config/load.ts";
 import type { MachinesList, MachineView } from "../engines/machines-view.ts";
-import { readDataDirOwner } from "../store/data-dir-lock.ts";
-import { CliFailure } from "./cli-errors.ts";
-import { type Command, type CommandGroup, type CommandInput, stringValue } from "./command.ts";
-
-const NO_SERVER =
-  "machine health is kept by the running Zona server, and none was found: pass --url (or set ZONA_URL) " +
-  "with ZONA_ADMIN_TOKEN, or run this next to a server that holds the embedded database";
+import type { Command, CommandGroup } from "./command.ts";
+import { fromRunningServer } from "./running-server.ts";
 
 const list: Command = {
   name: "list",
@@ -24,10 +17,8 @@ const list: Command = {
   ],
   options: { json: { type: "boolean" } },
   async run(input) {
-    if (!serverKnown(input)) throw new CliFailure(NO_SERVER);
-    const client = await input.operator();
-    if (!client.listMachines) throw new CliFailure(NO_SERVER);
-    const machines = await client.listMachines();
+    const listMachines = await fromRunningServer(input, "listMachines", "machine health");
+    const machines = await listMachines();
     return input.values.json === true ? machines : machinesTable(machines, Date.now());
   },
 };
@@ -38,19 +29,6 @@ export const machinesGroup: CommandGroup = {
   summary: "machine health of the running server: state, last error, load, latency",
   commands: [list],
 };
-
-/**
- * Whether the command will reach a server rather than open a database (which knows no machine
- * health): an explicit URL, or a live server recorded in the embedded data folder. With
- * PostgreSQL the command would go to the database, so a URL is needed.
- */
-function serverKnown(input: CommandInput): boolean {
-  if (stringValue(input.values, "url") !== undefined || cliEnvironment(input.io.env).url !== undefined)
-    return true;
-  const config = loadConfig(input.io.env, input.io.cwd);
-  if (config.server.database_url) return false;
-  return readDataDirOwner(resolve(input.io.cwd, config.server.data_dir)) !== undefined;
-}
 
 /** The machines as a table, then one line per machine that has an error to show. */
 export function machinesTable(list: MachinesList, now: number): string {

@@ -10,7 +10,17 @@ export type OperatorClient = {
 } & {
   /** Machine health, which only a running server knows: present through the operator API alone. */
   listMachines?: () => Promise<MachinesList>;
+  /** Makes the running server read its configuration again (like SIGHUP): through the operator API alone. */
+  reload?: () => Promise<ReloadAnswer>;
 };
+
+/** The answer of `POST /admin/v1/reload`. */
+export interface ReloadAnswer {
+  object: "reload";
+  applied: true;
+  changes: string[];
+  restart_required: string[];
+}
 
 /** An operator client and how to let go of what it holds. */
 export interface OperatorConnection {

@@ -13,6 +13,7 @@ import { mailGroup } from "./mail-commands.ts";
 import { modelsGroup } from "./models-commands.ts";
 import type { OperatorConnection } from "./operator-client.ts";
 import { parseCommandLine } from "./parse-command-line.ts";
+import { reloadGroup } from "./reload-commands.ts";
 import { usageGroup } from "./usage-commands.ts";
 
 /** Every command group of `zona`. */
@@ -24,6 +25,7 @@ export const GROUPS: CommandGroup[] = [
   modelsGroup,
   mailGroup,
   machinesGroup,
+  reloadGroup,
 ];
 
 /** Exit codes of the command. */

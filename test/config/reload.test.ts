@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { runCli } from "../../src/cli/run-cli.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { FakeOpenAiServer } from "../fakes/index.ts";
 import { ADMIN_TOKEN, startTestApp, type TestApp } from "../helpers/test-app.ts";
@@ -188,5 +190,36 @@ describe("issue 10: configuration reload (SIGHUP and POST /admin/v1/reload)", ()
     const reload = await t.admin("POST", "/reload");
     expect(reload.status).toBe(200);
     expect(reload.body).toEqual({ object: "reload", applied: true, changes: [], restart_required: [] });
+  });
+
+  it("`zona reload` asks the running server, prints what changed, and fails with the reasons of a bad file", async () => {
+    const zona = async (args: string[]) => {
+      let stdout = "";
+      let stderr = "";
+      const code = await runCli(args, {
+        stdout: { write: (chunk: string) => (stdout += chunk) },
+        stderr: { write: (chunk: string) => (stderr += chunk) },
+        stdin: Readable.from([]),
+        env: { ZONA_ADMIN_TOKEN: ADMIN_TOKEN, ZONA_URL: t.url, ZONA_CONFIG: file },
+        cwd: dir,
+      });
+      return { code, stdout, stderr };
+    };
+    write(
+      configFile([
+        { name: "ti-1", url: first.url, models: [MODEL] },
+        { name: "ti-2", url: second.url, models: [NEW_MODEL] },
+      ]),
+    );
+    expect(await zona(["reload"])).toEqual({ code: 0, stdout: "reloaded: machine ti-2 added\n", stderr: "" });
+    expect((await chat(NEW_MODEL)).status).toBe(200);
+
+    // The command reads the same file to find the server, so a bad one is refused with its reasons either way.
+    write(configFile([{ name: "ti-1", url: first.url, models: ["no-such-model"] }]));
+    const bad = await zona(["reload"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toBe("");
+    expect(bad.stderr).toContain("names a model that is not in the catalogue: no-such-model");
+    expect((await chat(NEW_MODEL)).status).toBe(200);
   });
 });

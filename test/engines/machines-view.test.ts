@@ -209,7 +209,7 @@ describe("issue 10: /admin/v1/machines after failures, and `zona machines`", () 
     const run = await zona(["machines"]);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toContain("machine health is kept by the running Zona server");
+    expect(run.stderr).toContain("machine health: this needs the running Zona server");
     expect(existsSync(join(dir, "data"))).toBe(false);
   });
 });
