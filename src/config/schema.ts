@@ -23,8 +23,20 @@ export const ENDPOINT_NAMES = [
   "video_delete",
 ] as const;
 
-/** Kinds of model in the catalogue. */
-export const MODEL_KINDS = ["chat", "embedding", "rerank", "asr", "tts", "image", "video"] as const;
+/**
+ * Kinds of model in the catalogue. A `moderation` model is the one a content-check machine is asked
+ * for (its `upstream` name is sent); it is Zona's own and never listed to clients.
+ */
+export const MODEL_KINDS = [
+  "chat",
+  "embedding",
+  "rerank",
+  "asr",
+  "tts",
+  "image",
+  "video",
+  "moderation",
+] as const;
 /** Upstream protocols an engine adapter can speak. */
 export const PROTOCOLS = [
   "openai",

@@ -222,8 +222,7 @@ describe("issue 10: audio, embedding and moderation engines receive their own mo
           { id: "asr-1", kind: "asr" },
           { id: "asr-1-hd", kind: "asr" },
           { id: "tts-1", kind: "tts" },
-          // The name a moderation machine sends must be a catalogue id (a moderation model has no kind of its own).
-          { id: "guard", kind: "chat" },
+          { id: "guard", kind: "moderation" },
         ],
         machines: [
           {
@@ -336,6 +335,12 @@ describe("issue 10: audio, embedding and moderation engines receive their own mo
     expect(answer.status).toBe(200);
     expect(answer.headers.get("content-type")).toBe("audio/wav");
     expect(modelSent(guard)).toBe("meta-llama/Llama-Guard-3-1B");
+    // The content check's model is Zona's own: clients never see it.
+    const listed = await t.fetch("/v1/models", { headers: { authorization: `Bearer ${key}` } });
+    const ids = ((await listed.json()) as { data: Array<{ id: string }> }).data.map((model) => model.id);
+    expect(ids).not.toContain("guard");
+    const retrieved = await t.fetch("/v1/models/guard", { headers: { authorization: `Bearer ${key}` } });
+    expect(retrieved.status).toBe(404);
     expect(piper.voicesAsked).toEqual(["en_US-amy-high"]);
     expect(piper.voicesRead).toEqual(["en_US-amy-high"]);
   });

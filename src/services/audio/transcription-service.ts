@@ -47,7 +47,8 @@ export interface TranscriptionOutcome {
  * checked on the content, a silent 16-bit WAV is answered empty for free, then the placement rules:
  * a transcription machine of the allowed zones when it can take the job (rule 1), else, or when it
  * fails, refuses or does not answer within the zone bound, the fallback server (rules 2 and 3); 502
- * when that fails too, 504 past the time limit. Billed per second of audio; every call that reached an engine leaves a usage record.
+ * when that fails too, 504 past the time limit. Billed per second of audio; every call that reached
+ * an engine leaves a usage record.
  */
 export class TranscriptionService {
   private readonly router: Router;
