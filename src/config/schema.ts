@@ -47,6 +47,7 @@ export const PROTOCOLS = [
   "espeak",
   "moderation",
   "images",
+  "comfyui",
   "videos",
 ] as const;
 
@@ -91,6 +92,10 @@ const modelSchema = z.strictObject({
     .default({ input_per_million_tokens: 0, output_per_million_tokens: 0 }),
 });
 
+const workflowInput = z
+  .string()
+  .regex(/^[^.\s]+\.[A-Za-z0-9_]+$/, "must be <node id>.<input name>, such as 6.text");
+
 /**
  * The models a machine serves, each as a catalogue id or with the name its engine knows it by:
  * `[gemma3.8-27b]`, `[{id: gemma3.8-27b, upstream: google/gemma-3-27b-it}]`, or a map
@@ -116,6 +121,17 @@ const machineSchema = z
     tiers: z.array(z.enum(TIER_NAMES)).optional(),
     family: z.string().min(1).optional(),
     capacity: z.number().int().positive().default(1),
+    /** `comfyui` machines: the workflow in ComfyUI's API format (a JSON file's path). */
+    workflow: z.string().min(1).optional(),
+    /** `comfyui` machines: where the request's values go in the workflow, as `<node id>.<input name>`. */
+    workflow_inputs: z
+      .strictObject({
+        prompt: workflowInput,
+        width: workflowInput.optional(),
+        height: workflowInput.optional(),
+        seed: workflowInput.optional(),
+      })
+      .optional(),
   })
   .transform(({ models, ...machine }) => {
     const entries: Array<[string, string]> = Array.isArray(models)
@@ -242,6 +258,8 @@ export const configSchema = z
         idle_timeout_ms: z.number().int().positive().default(120_000),
         /** A transcription still running after this answers 504 (spec "Limits": 300 seconds). */
         transcription_timeout_seconds: z.number().positive().default(300),
+        /** How long one picture may take on an image machine before the next machine is tried. */
+        image_timeout_seconds: z.number().positive().default(180),
         /**
          * How long a transcription waits for a machine of the key's zones before it moves on to the
          * fallback server (spec "Placement rules" 3); must leave the fallback room within

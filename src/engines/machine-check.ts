@@ -59,6 +59,12 @@ const openAiModels = (optional: boolean): Listing => ({
 const LISTINGS: Record<MachineConfig["protocol"], Listing | null> = {
   openai: openAiModels(false),
   images: openAiModels(false),
+  // ComfyUI lists no model names of ours (its workflow names the checkpoint): answering is enough.
+  comfyui: {
+    path: (machine) => rootPath(machine, "/system_stats"),
+    read: () => undefined,
+    optional: true,
+  },
   videos: openAiModels(false),
   // speaches lists its downloaded models; whisper.cpp's server has no list.
   whisper: openAiModels(true),

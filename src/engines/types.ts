@@ -164,6 +164,26 @@ export interface SpeechCall {
   language: string;
 }
 
+/** The picture sizes of the spec ("Images"). */
+export type ImageSize = "1024x1024" | "1024x1536" | "1536x1024";
+
+/** A validated image request for one picture, as the adapters receive it. */
+export interface ImageCall {
+  /** The catalogue id (`z-image-turbo`); adapters send the machine's upstream name. */
+  model: string;
+  prompt: string;
+  size: ImageSize;
+  /** Same prompt and seed give the same picture; absent: the engine chooses. */
+  seed?: number;
+}
+
+/** One picture as an engine made it, before Zona marks it (PNG, JPEG or WebP). */
+export interface GeneratedImage {
+  data: Buffer;
+  /** The type detected from the content (`image/png`, `image/jpeg`, `image/webp`). */
+  mime: string;
+}
+
 /** What a content check (moderation server) decided about a text. */
 export interface ModerationVerdict {
   flagged: boolean;
@@ -206,6 +226,10 @@ export interface EngineAdapter {
   speak?(machine: MachineConfig, call: SpeechCall, signal: AbortSignal): Promise<Buffer>;
   /** Checks a text against the content policy. */
   moderate?(machine: MachineConfig, input: string, signal: AbortSignal): Promise<ModerationVerdict>;
+  /** Checks a picture (a PNG) against the content policy. */
+  moderateImage?(machine: MachineConfig, png: Buffer, signal: AbortSignal): Promise<ModerationVerdict>;
+  /** Makes one picture. */
+  generateImage?(machine: MachineConfig, call: ImageCall, signal: AbortSignal): Promise<GeneratedImage>;
 }
 
 /** How an upstream call failed; `beforeFirstByte` failures can move to the next machine. */

@@ -92,6 +92,7 @@ describe("loadConfig: files and environment", () => {
       first_byte_timeout_ms: 60_000,
       idle_timeout_ms: 120_000,
       transcription_timeout_seconds: 300,
+      image_timeout_seconds: 180,
       zone_transcription_timeout_seconds: 120,
       circuit_cooldown_seconds: 5,
       circuit_max_cooldown_seconds: 60,
