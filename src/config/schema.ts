@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
+import { checkWorkflowFile } from "../engines/adapters/comfyui-workflow.ts";
 
 /** Languages the installation and accounts can speak (Romansh `rm` included). */
 export const LANGUAGES = ["it", "en", "de", "fr", "rm"] as const;
@@ -148,6 +149,31 @@ const machineSchema = z
       >,
     };
   });
+
+/**
+ * A `comfyui` machine needs its workflow (a readable file in ComfyUI's API format) and at least the
+ * prompt's place in it; every mapped input must exist in the workflow.
+ */
+function checkComfyUiMachine(machine: z.infer<typeof machineSchema>, i: number, ctx: z.RefinementCtx): void {
+  const missing = (field: string, what: string) =>
+    ctx.addIssue({
+      code: "custom",
+      path: ["machines", i, field],
+      message: `is required for a comfyui machine: ${what}`,
+    });
+  if (machine.workflow === undefined)
+    missing("workflow", 'the path of a workflow exported with "Export (API)"');
+  if (machine.workflow_inputs === undefined)
+    missing("workflow_inputs", "at least prompt, as <node id>.<input name>");
+  if (machine.workflow === undefined) return;
+  for (const issue of checkWorkflowFile(machine.workflow, machine.workflow_inputs)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["machines", i, ...issue.field.split(".")],
+      message: issue.message,
+    });
+  }
+}
 
 /** The Piper voice model behind each own voice, by default (operators may run `-medium` or `-high` ones). */
 export const PIPER_VOICE_DEFAULTS = {
@@ -386,6 +412,7 @@ export const configSchema = z
           message: `is not a zone of the installation (known: ${[...placeable].join(", ") || "none"})`,
         });
       }
+      if (machine.protocol === "comfyui") checkComfyUiMachine(machine, i, ctx);
       if (machine.protocol !== "espeak" && !machine.url) {
         ctx.addIssue({
           code: "custom",

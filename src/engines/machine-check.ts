@@ -58,7 +58,8 @@ const openAiModels = (optional: boolean): Listing => ({
 /** The listing of each protocol; null for the built-in engines, which have nothing to ask. */
 const LISTINGS: Record<MachineConfig["protocol"], Listing | null> = {
   openai: openAiModels(false),
-  images: openAiModels(false),
+  // vLLM-Omni, SGLang and LocalAI list their models; stable-diffusion.cpp's server may have no list.
+  images: openAiModels(true),
   // ComfyUI lists no model names of ours (its workflow names the checkpoint): answering is enough.
   comfyui: {
     path: (machine) => rootPath(machine, "/system_stats"),

@@ -57,6 +57,8 @@ export interface FakeRequest {
   method: string;
   /** The path without the query. */
   path: string;
+  /** The query parameters (empty when there are none). */
+  query: URLSearchParams;
   headers: IncomingHttpHeaders;
   /**
    * The body parsed as JSON; the raw text when it is not JSON; a FakeMultipart for a
@@ -74,7 +76,8 @@ export type FakeReply =
 
 /** The protocol a fake speaks. */
 export interface FakeProtocol {
-  handle(request: FakeRequest, settings: FakeSettings): FakeReply;
+  /** May answer asynchronously (fakes that render media). */
+  handle(request: FakeRequest, settings: FakeSettings): FakeReply | Promise<FakeReply>;
   /** The protocol's error body for a status. */
   errorBody(status: number, message: string): unknown;
 }
@@ -194,7 +197,8 @@ export class FakeServer {
       await delay(this.settings.slowMs);
       if (res.destroyed) return;
     }
-    const reply = this.reply(request, mode);
+    const reply = await this.reply(request, mode);
+    if (res.destroyed) return;
     if (reply.type === "empty") {
       res.writeHead(reply.status).end();
     } else if (reply.type === "json" || reply.type === "binary") {
@@ -213,7 +217,7 @@ export class FakeServer {
     }
   }
 
-  private reply(request: FakeRequest, mode: FakeMode): FakeReply {
+  private reply(request: FakeRequest, mode: FakeMode): FakeReply | Promise<FakeReply> {
     const { settings } = this;
     const protocol = this.protocol;
     if (mode === "error500") {
@@ -263,9 +267,10 @@ export class FakeServer {
 }
 
 async function readRequest(req: IncomingMessage): Promise<FakeRequest> {
-  const path = (req.url ?? "/").split("?")[0] ?? "/";
+  const [path = "/", search = ""] = (req.url ?? "/").split("?", 2);
+  const query = new URLSearchParams(search);
   if (req.headers["content-type"]?.startsWith("multipart/form-data")) {
-    return { method: req.method ?? "GET", path, headers: req.headers, body: await readMultipart(req) };
+    return { method: req.method ?? "GET", path, query, headers: req.headers, body: await readMultipart(req) };
   }
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -278,7 +283,7 @@ async function readRequest(req: IncomingMessage): Promise<FakeRequest> {
       body = text;
     }
   }
-  return { method: req.method ?? "GET", path, headers: req.headers, body };
+  return { method: req.method ?? "GET", path, query, headers: req.headers, body };
 }
 
 function delay(ms: number): Promise<void> {

@@ -1,7 +1,9 @@
 import { type EspeakEngine, sharedEspeakEngine } from "../espeak/espeak-engine.ts";
 import { sharedUpstreamClient, type UpstreamClient } from "../http/upstream-client.ts";
 import type { EngineAdapter, MachineConfig, VoiceName } from "../types.ts";
+import { createComfyUiAdapter } from "./comfyui-adapter.ts";
 import { createEspeakAdapter } from "./espeak-adapter.ts";
+import { createImagesAdapter } from "./images-adapter.ts";
 import { createModerationAdapter } from "./moderation-adapter.ts";
 import { createOllamaAdapter } from "./ollama-adapter.ts";
 import { createOpenAiAdapter } from "./openai-adapter.ts";
@@ -21,6 +23,8 @@ export interface AdapterOptions {
   espeak?: EspeakEngine;
   /** The Piper voice model behind each own voice (`engines.piper_voices`; default: today's models). */
   piperVoices?: Readonly<Record<VoiceName, string>>;
+  /** How long one picture may take (`engines.image_timeout_seconds`; default 180 s). */
+  imageTimeoutMs?: number;
 }
 
 /**
@@ -28,6 +32,7 @@ export interface AdapterOptions {
  * pools); `espeak` runs on the built-in engine.
  */
 export function createAdapters(client: UpstreamClient, options: AdapterOptions = {}): AdapterLookup {
+  const image = options.imageTimeoutMs === undefined ? {} : { imageTimeoutMs: options.imageTimeoutMs };
   const adapters = new Map<string, EngineAdapter>([
     ["openai", createOpenAiAdapter(client)],
     ["ollama", createOllamaAdapter(client)],
@@ -36,6 +41,8 @@ export function createAdapters(client: UpstreamClient, options: AdapterOptions =
     ["piper", createPiperAdapter(client, options.piperVoices)],
     ["espeak", createEspeakAdapter(options.espeak ?? sharedEspeakEngine())],
     ["moderation", createModerationAdapter(client)],
+    ["images", createImagesAdapter(client, image)],
+    ["comfyui", createComfyUiAdapter(client, image)],
   ]);
   return (protocol) => adapters.get(protocol);
 }

@@ -115,6 +115,8 @@ function upstreamMessage(text: string): string {
   const record = body as Record<string, unknown>;
   const error = record.error;
   if (typeof error === "string") return error;
+  const nodeError = comfyUiNodeError(record.node_errors);
+  if (nodeError !== undefined) return nodeError;
   if (typeof error === "object" && error !== null) {
     const message = (error as Record<string, unknown>).message;
     if (typeof message === "string") return message;
@@ -130,4 +132,19 @@ function upstreamMessage(text: string): string {
     }
   }
   return text;
+}
+
+/** The first of ComfyUI's `node_errors` (a refused workflow): node, class and message. */
+function comfyUiNodeError(nodeErrors: unknown): string | undefined {
+  if (typeof nodeErrors !== "object" || nodeErrors === null) return undefined;
+  for (const [id, value] of Object.entries(nodeErrors as Record<string, unknown>)) {
+    const node = (typeof value === "object" && value !== null ? value : {}) as Record<string, unknown>;
+    const first: unknown = Array.isArray(node.errors) ? node.errors[0] : undefined;
+    if (typeof first !== "object" || first === null) continue;
+    const { message, details } = first as Record<string, unknown>;
+    const what = [message, details].filter((part) => typeof part === "string" && part.length > 0).join(": ");
+    const type = typeof node.class_type === "string" ? ` (${node.class_type})` : "";
+    return `node ${id}${type}: ${what || "invalid"}`;
+  }
+  return undefined;
 }

@@ -26,11 +26,17 @@ describe("adapterFor", () => {
     expect(methods("whisper")).toEqual(["transcribe"]);
     expect(methods("piper")).toEqual(["speak"]);
     expect(methods("espeak")).toEqual(["speak"]);
-    expect(methods("moderation")).toEqual(["moderate"]);
+    expect(methods("moderation")).toEqual(["moderate", "moderateImage"]);
+  });
+
+  it("has adapters for the image protocols: images and comfyui (generateImage)", () => {
+    const methods = (protocol: string) => Object.keys(adapterFor(protocol) ?? {}).sort();
+    expect(methods("images")).toEqual(["generateImage"]);
+    expect(methods("comfyui")).toEqual(["generateImage"]);
   });
 
   it("has none for protocols without an adapter yet", () => {
-    for (const protocol of ["images", "videos", "nonsense"]) {
+    for (const protocol of ["videos", "nonsense"]) {
       expect(adapterFor(protocol)).toBeUndefined();
     }
   });
