@@ -30,6 +30,7 @@ import { MetricsServer } from "./metrics/metrics-server.ts";
 import { adminRoutes } from "./routes/admin/index.ts";
 import { appApiRoutes } from "./routes/app/index.ts";
 import { healthRoutes, type ReadinessCheck } from "./routes/health.ts";
+import { imageFileRoutes } from "./routes/v1/images.ts";
 import { keyApiRoutes } from "./routes/v1/index.ts";
 import { ConfigReloader } from "./services/config-reloader.ts";
 import { createServices, type Services } from "./services/create-services.ts";
@@ -103,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Running jobs (titles) still use engines, billing and the store: they end first.
     await services.jobs.close();
     services.billing.stopSweeper();
+    services.imageFiles.stopSweeper();
     services.health.stop();
     await services.billing.drain();
     await services.upstream.close();
@@ -143,6 +145,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     text: services.text,
     catalogue: services.catalogue,
   });
+  // Image links need no key: they live beside the key API, not behind its authentication.
+  await app.register(
+    imageFileRoutes(() => services.imageFiles),
+    { prefix: PREFIX.key },
+  );
+  services.imageFiles.startSweeper();
   await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
   if (config.server.admin_token) {
     const adminToken = config.server.admin_token;

@@ -354,11 +354,11 @@ export function inputRefused(param = "input"): ApiError {
   });
 }
 
-/** 503: the content check did not answer; nothing was read. */
-export function moderationUnavailable(): ApiError {
+/** 503: the content check did not answer; nothing was read (or made: `outcome` says which). */
+export function moderationUnavailable(outcome = "nothing was read"): ApiError {
   return new ApiError({
     status: 503,
-    message: "The content check is not available at the moment; nothing was read. Try again in a minute.",
+    message: `The content check is not available at the moment; ${outcome}. Try again in a minute.`,
     type: "server_error",
     code: "moderation_unavailable",
     retryable: true,
@@ -408,5 +408,77 @@ export function emailUnverified(): ApiError {
     status: 403,
     message: "Verify your email address first: follow the link in the mail we sent you.",
     code: "email_unverified",
+  });
+}
+
+/** 400 of the image endpoint: the model is not an image model of the catalogue (spec "Images"). */
+export function imageModelNotFound(id: string): ApiError {
+  const shown = id.length > 128 ? `${id.slice(0, 128)}...` : id;
+  return new ApiError({
+    status: 400,
+    message: `The model '${shown}' does not exist or does not make pictures. GET /v1/models lists the models served here.`,
+    code: "model_not_found",
+    param: "model",
+  });
+}
+
+/** 503: no machine makes the model in the zones the request may use (images, video). */
+export function noEngineAvailable(model: string): ApiError {
+  return new ApiError({
+    status: 503,
+    message: `No machine makes ${model} for this key now. Try again later.`,
+    type: "server_error",
+    code: "no_engine_available",
+    retryable: true,
+  });
+}
+
+/** 502: no machine could make the picture (each one tried failed); nothing was charged. */
+export function engineError(): ApiError {
+  return new ApiError({
+    status: 502,
+    message: "The machine could not make the picture. Nothing was charged; try again with growing pauses.",
+    type: "server_error",
+    code: "engine_error",
+    retryable: true,
+  });
+}
+
+/** 400: the content check refused the prompt; nothing was made. `reasons` are the flagged categories. */
+export function promptRefused(reasons: readonly string[]): ApiError {
+  const why = reasons.length > 0 ? ` (${reasons.join(", ")})` : "";
+  return new ApiError({
+    status: 400,
+    message: `The prompt was refused by the content policy${why}; no picture was made.`,
+    code: "prompt_refused",
+    param: "prompt",
+  });
+}
+
+/** 400: every picture made failed the content check afterwards; none was delivered or charged. */
+export function outputRefused(): ApiError {
+  return new ApiError({
+    status: 400,
+    message:
+      "The pictures made were refused by the content policy and were not delivered. Nothing was charged.",
+    code: "output_refused",
+  });
+}
+
+/** 403: an image link whose path, expiry or signature is not one the service signed. */
+export function invalidImageLink(): ApiError {
+  return new ApiError({
+    status: 403,
+    message: "This image link is not valid: its signature does not match.",
+    code: "invalid_signature",
+  });
+}
+
+/** 410: an image link past its expiry; the picture is deleted. */
+export function imageLinkExpired(): ApiError {
+  return new ApiError({
+    status: 410,
+    message: "This image link has expired and the picture was deleted. Image links last 24 hours.",
+    code: "link_expired",
   });
 }

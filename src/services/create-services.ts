@@ -20,6 +20,7 @@ import { ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import { BillingRepository } from "../store/repositories/billing.ts";
 import { CreditsRepository } from "../store/repositories/credits.ts";
 import { EmailTokensRepository } from "../store/repositories/email-tokens.ts";
+import { ImageFilesRepository } from "../store/repositories/image-files.ts";
 import { MailOutboxRepository } from "../store/repositories/mail-outbox.ts";
 import { ModelActivationsRepository } from "../store/repositories/model-activations.ts";
 import { RefreshTokensRepository } from "../store/repositories/refresh-tokens.ts";
@@ -35,6 +36,8 @@ import { AppSessions } from "./auth/app-sessions.ts";
 import { SignIn } from "./auth/sign-in.ts";
 import { ChatService } from "./chat/chat-service.ts";
 import { CreditsService } from "./credits.ts";
+import { ImageFiles } from "./images/image-files.ts";
+import { ImageService } from "./images/image-service.ts";
 import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
 import { TextService } from "./text/text-service.ts";
@@ -61,6 +64,10 @@ export interface Services {
   text: TextService;
   transcription: TranscriptionService;
   speech: SpeechService;
+  /** Image generation (`POST /v1/images/generations`). */
+  images: ImageService;
+  /** Pictures kept for image links, shared by every configuration (and every instance). */
+  imageFiles: ImageFiles;
   /** Access tokens of the app API and the user behind them. */
   appSessions: AppSessions;
   /** Conversations of the app API and their streamed answers. */
@@ -88,6 +95,7 @@ export type EngineServices = Pick<
   | "text"
   | "transcription"
   | "speech"
+  | "images"
   | "chat"
 >;
 
@@ -192,8 +200,15 @@ export function createServices(
     now,
     ...(log ? { log } : {}),
   });
+  const imageFiles = new ImageFiles({
+    repo: new ImageFilesRepository(store.db),
+    secrets: new ServiceSecretsRepository(store.db),
+    now,
+    ...(log ? { log } : {}),
+  });
   const foundation: Foundation = {
     stable: {
+      imageFiles,
       accounts,
       keys,
       credits,
@@ -236,6 +251,7 @@ export function replaceEngineServices(services: Services, config: Config): Engin
     text: services.text,
     transcription: services.transcription,
     speech: services.speech,
+    images: services.images,
     chat: services.chat,
   };
   Object.assign(services, createEngineServices(config, foundation, services.engines));
@@ -263,7 +279,10 @@ function createEngineServices(
   });
   const installationZones = config.installation.zones.map((zone) => zone.id);
   const router = new Router(engines, {
-    adapters: createAdapters(upstream, { piperVoices: config.engines.piper_voices }),
+    adapters: createAdapters(upstream, {
+      piperVoices: config.engines.piper_voices,
+      imageTimeoutMs: config.engines.image_timeout_seconds * 1000,
+    }),
     installationHasZones: installationZones.length > 0,
     ...(log ? { log } : {}),
     ...(foundation.observer ? { observer: foundation.observer } : {}),
@@ -293,6 +312,18 @@ function createEngineServices(
     contentCheck,
     fallbackZone,
   });
+  const images = new ImageService({
+    router,
+    registry: engines,
+    catalogue,
+    billing,
+    prices,
+    contentCheck,
+    files: foundation.stable.imageFiles,
+    installationZones,
+    timeoutMs: config.engines.image_timeout_seconds * 1000,
+    now,
+  });
   const health = new HealthProbe(engines, log, probeTimings(config.engines));
   return {
     config,
@@ -304,6 +335,7 @@ function createEngineServices(
     text,
     transcription,
     speech,
+    images,
     chat: new ChatService({ config, db: store.db, text, jobs, log }),
   };
 }

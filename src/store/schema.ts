@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  customType,
   index,
   integer,
   jsonb,
@@ -256,4 +257,26 @@ export const conversationMessages = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex("conversation_messages_order_unique").on(t.conversationId, t.seq)],
+);
+
+const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  toDriver: (value) => value,
+  fromDriver: (value) => Buffer.from(value),
+});
+
+/**
+ * Pictures answered as links (`response_format: url`), kept until their link expires (24 hours)
+ * and then deleted by the sweep; every instance serves every link. Never the prompt.
+ */
+export const imageFiles = pgTable(
+  "image_files",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** The marked PNG as delivered. */
+    png: bytea("png").notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("image_files_expires_idx").on(t.expiresAt)],
 );

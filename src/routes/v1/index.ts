@@ -6,6 +6,7 @@ import type { LimiterDeps } from "../../limits/route-limits.ts";
 import type { Services } from "../../services/create-services.ts";
 import type { TextGeneration } from "../../services/text/text-generation.ts";
 import { audioRoutes } from "./audio.ts";
+import { imageRoutes } from "./images.ts";
 import { installKeyAuth } from "./key-auth.ts";
 import { modelsRoutes } from "./models.ts";
 import { isTextRoutes, textRoutes } from "./text-routes.ts";
@@ -52,6 +53,13 @@ export async function keyApiRoutes(
       },
       get speech() {
         return services.speech;
+      },
+    }),
+  );
+  await app.register(
+    imageRoutes({
+      get images() {
+        return services.images;
       },
     }),
   );

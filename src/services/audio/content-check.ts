@@ -1,17 +1,24 @@
 import type { EngineRegistry } from "../../engines/registry.ts";
 import type { Router } from "../../engines/router.ts";
-import { type ModerationVerdict, UpstreamError } from "../../engines/types.ts";
-import { ApiError, inputRefused, moderationUnavailable } from "../../http/errors.ts";
+import {
+  type EngineAdapter,
+  type MachineConfig,
+  type ModerationVerdict,
+  UpstreamError,
+} from "../../engines/types.ts";
+import { ApiError, inputRefused, moderationUnavailable, promptRefused } from "../../http/errors.ts";
 import type { RequestTrace } from "../../http/request-trace.ts";
 
 /** What a zone does with texts before they are read aloud (config `installation.content_checks`). */
 export type ContentPolicy = "moderation" | "none";
 
+type Ask = (adapter: EngineAdapter, machine: MachineConfig) => Promise<ModerationVerdict>;
+
 /**
- * The content check of speech (and later pictures), decided zone by zone: a zone whose policy is
+ * The content check of speech and pictures, decided zone by zone: a zone whose policy is
  * `moderation` (every zone not configured otherwise) asks one of its `moderation` machines; a
- * flagged text is 400 `input_refused`, and a check that cannot answer (no such machine, or none
- * answered) is 503 `moderation_unavailable`. Either way nothing is generated.
+ * flagged text is 400 (`input_refused`, `prompt_refused`), and a check that cannot answer (no such
+ * machine, or none answered) is 503 `moderation_unavailable`. Either way nothing is generated.
  */
 export class ContentCheck {
   private readonly router: Router;
@@ -37,25 +44,60 @@ export class ContentCheck {
     param = "input",
     trace?: RequestTrace,
   ): Promise<void> {
-    if (this.policy(zone) === "none") return;
+    const verdict = await this.ask(zone, signal, trace, "nothing was read", (adapter, machine) => {
+      if (!adapter.moderate)
+        throw new UpstreamError("protocol", "this machine's protocol cannot check texts");
+      return adapter.moderate(machine, text, signal);
+    });
+    if (verdict?.flagged) throw inputRefused(param);
+  }
+
+  /** Resolves when an image prompt may be drawn in the zone; 400 `prompt_refused` with the categories, or 503. */
+  async checkPrompt(prompt: string, zone: string, signal: AbortSignal, trace?: RequestTrace): Promise<void> {
+    const verdict = await this.ask(zone, signal, trace, "no picture was made", (adapter, machine) => {
+      if (!adapter.moderate)
+        throw new UpstreamError("protocol", "this machine's protocol cannot check texts");
+      return adapter.moderate(machine, prompt, signal);
+    });
+    if (verdict?.flagged) throw promptRefused(verdict.categories);
+  }
+
+  /** Whether a picture (PNG) made in the zone may be delivered; throws 503 when the check cannot answer. */
+  async pictureAllowed(
+    png: Buffer,
+    zone: string,
+    signal: AbortSignal,
+    trace?: RequestTrace,
+  ): Promise<boolean> {
+    const verdict = await this.ask(zone, signal, trace, "no picture was delivered", (adapter, machine) => {
+      if (!adapter.moderateImage)
+        throw new UpstreamError("protocol", "this machine's protocol cannot check pictures");
+      return adapter.moderateImage(machine, png, signal);
+    });
+    return !verdict?.flagged;
+  }
+
+  /** The verdict of the zone's check; undefined when the zone checks nothing. */
+  private async ask(
+    zone: string,
+    signal: AbortSignal,
+    trace: RequestTrace | undefined,
+    outcome: string,
+    ask: Ask,
+  ): Promise<ModerationVerdict | undefined> {
+    if (this.policy(zone) === "none") return undefined;
     const machines = this.registry.ofProtocol("moderation", new Set([zone]));
-    let verdict: ModerationVerdict;
     try {
       const routed = await this.router.runAmong(
         machines,
-        (machine, adapter) => {
-          if (!adapter.moderate)
-            throw new UpstreamError("protocol", "this machine's protocol cannot check texts");
-          return adapter.moderate(machine.config, text, signal);
-        },
-        () => moderationUnavailable(),
+        (machine, adapter) => ask(adapter, machine.config),
+        () => moderationUnavailable(outcome),
         { model: "moderation", ...(trace ? { trace } : {}) },
       );
-      verdict = routed.result;
+      return routed.result;
     } catch (error) {
       if (signal.aborted || !(error instanceof ApiError || error instanceof UpstreamError)) throw error;
-      throw moderationUnavailable();
+      throw moderationUnavailable(outcome);
     }
-    if (verdict.flagged) throw inputRefused(param);
   }
 }
