@@ -257,3 +257,41 @@ describe("Images / a machine takes at most its capacity of pictures at once: the
     expect(answers.map((answer) => answer.headers.get("x-zona"))).toEqual(["ch-ti", "ch-ti"]);
   });
 });
+
+describe("Images / a client that goes away while its pictures are made", () => {
+  let s: ImageStack;
+  beforeAll(async () => {
+    s = await startImageStack();
+  });
+  afterAll(() => s.close());
+
+  it("the reservation is released: nothing charged, the money held is free again", async () => {
+    // A monthly limit that holds exactly one request of four pictures at a time.
+    const key = await s.t.newKey({ key: { zones: ["ch-ti"], monthly_limit: (4 * PICTURE_MICROS) / 1e6 } });
+    await s.tiImages.setMode("slow", { slowMs: 800 });
+    const controller = new AbortController();
+    const gone = s.t
+      .fetch("/v1/images/generations", {
+        method: "POST",
+        signal: controller.signal,
+        headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ prompt: "a slow sunset", n: 4 }),
+      })
+      .catch((error: unknown) => error);
+    while (s.tiImages.requestsTo("/v1/images/generations").length < 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    controller.abort();
+    await gone;
+    await s.t.app.services.billing.drain();
+    const records = await s.usage(key.keyId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ cost: 0, units: { pictures: 0 } });
+    expect(records[0].outcome).not.toBe("ok");
+
+    await s.tiImages.setMode("normal");
+    const again = await s.generate({ prompt: "a fast sunrise", n: 4 }, { key: key.key });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toHaveLength(4);
+  });
+});
