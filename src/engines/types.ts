@@ -184,6 +184,33 @@ export interface GeneratedImage {
   mime: string;
 }
 
+/** The clip sizes of the spec ("Video"). */
+export type VideoSize = "1280x704" | "704x1280";
+
+/** A validated video request, as the adapters receive it. */
+export interface VideoCall {
+  /** The catalogue id (`wan-2.2-5b-fast`); adapters send the machine's upstream name. */
+  model: string;
+  prompt: string;
+  seconds: number;
+  size: VideoSize;
+  /** Absent: the engine chooses. */
+  seed?: number;
+  /** Frames per second of the clip (24). */
+  fps: number;
+}
+
+/** A video job as an engine reports it, in the four states of the OpenAI Videos API. */
+export interface EngineVideoJob {
+  /** The engine's id of the job. */
+  id: string;
+  status: "queued" | "in_progress" | "completed" | "failed";
+  /** Percent done (0 to 100); null when the engine does not say. */
+  progress: number | null;
+  /** Why a failed job failed, as the engine says it; null otherwise. */
+  error: string | null;
+}
+
 /** What a content check (moderation server) decided about a text. */
 export interface ModerationVerdict {
   flagged: boolean;
@@ -230,6 +257,14 @@ export interface EngineAdapter {
   moderateImage?(machine: MachineConfig, png: Buffer, signal: AbortSignal): Promise<ModerationVerdict>;
   /** Makes one picture. */
   generateImage?(machine: MachineConfig, call: ImageCall, signal: AbortSignal): Promise<GeneratedImage>;
+  /** Starts a video job on the engine; resolves with the job as queued (or further). */
+  createVideo?(machine: MachineConfig, call: VideoCall, signal: AbortSignal): Promise<EngineVideoJob>;
+  /** Looks at a video job once. */
+  videoJob?(machine: MachineConfig, engineJobId: string, signal: AbortSignal): Promise<EngineVideoJob>;
+  /** Downloads a completed job's clip (an MP4). */
+  videoContent?(machine: MachineConfig, engineJobId: string, signal: AbortSignal): Promise<Buffer>;
+  /** Cancels or deletes a video job and its clip; a job the engine no longer knows is not an error. */
+  deleteVideo?(machine: MachineConfig, engineJobId: string, signal: AbortSignal): Promise<void>;
 }
 
 /** How an upstream call failed; `beforeFirstByte` failures can move to the next machine. */

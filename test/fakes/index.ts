@@ -1,7 +1,8 @@
 /**
  * Fake engines for tests and benchmarks: real HTTP servers on 127.0.0.1 speaking the upstream
  * protocols (vLLM-style OpenAI, Ollama, text-embeddings-inference, OpenAI-style transcription
- * (speaches / whisper.cpp), Piper, OpenAI-style moderation, OpenAI-style images, ComfyUI).
+ * (speaches / whisper.cpp), Piper, OpenAI-style moderation, OpenAI-style images, ComfyUI,
+ * OpenAI-style asynchronous videos).
  *
  *   const fake = new FakeOpenAiServer({ chunks: 64, chunkDelayMs: 20 });
  *   const { url, close } = await fake.start();
@@ -19,6 +20,8 @@
  *   images.generations  // [{model, prompt, size, seed, seedAsked}]
  *   const comfy = new FakeComfyUiServer({ historyDelayMs: 300 });  // failRun, nodeErrors
  *   comfy.workflows / comfy.cancelled;  fakeComfyWorkflow() + FAKE_COMFY_INPUTS for a machine
+ *   const videos = new FakeVideosServer({ jobMs: 300, clip });  // failMidJob, garbageContent, statusWords
+ *   videos.jobs  // [{model, prompt, size, seconds, fps, frames, seed, form}]; videos.deletions
  *   Pictures (fake-picture.ts) are deterministic PNGs with a `zona-fake` tEXt chunk {prompt_hash, seed}.
  *   `models` on any fake: the names it serves (listed at /v1/models, /api/tags, /info, /voices);
  *   another name is refused the way the real server refuses it. Unset: any name is accepted.
@@ -78,6 +81,12 @@ export {
   type StartedFake,
 } from "./fake-server.ts";
 export { FakeTeiServer } from "./fake-tei-server.ts";
+export {
+  DEFAULT_VIDEOS_SETTINGS,
+  type FakeVideoJob,
+  FakeVideosServer,
+  type FakeVideosSettings,
+} from "./fake-videos-server.ts";
 export {
   DEFAULT_WHISPER_SETTINGS,
   type FakeTranscript,

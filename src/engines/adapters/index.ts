@@ -9,6 +9,7 @@ import { createOllamaAdapter } from "./ollama-adapter.ts";
 import { createOpenAiAdapter } from "./openai-adapter.ts";
 import { createPiperAdapter } from "./piper-adapter.ts";
 import { createTeiAdapter } from "./tei-adapter.ts";
+import { createVideosAdapter } from "./videos-adapter.ts";
 import { createWhisperAdapter } from "./whisper-adapter.ts";
 
 /** A machine's protocol name. */
@@ -25,6 +26,8 @@ export interface AdapterOptions {
   piperVoices?: Readonly<Record<VoiceName, string>>;
   /** How long one picture may take (`engines.image_timeout_seconds`; default 180 s). */
   imageTimeoutMs?: number;
+  /** How long one call to a video server may take (default 60 s; the job itself is polled by its caller). */
+  videoRequestTimeoutMs?: number;
 }
 
 /**
@@ -43,6 +46,7 @@ export function createAdapters(client: UpstreamClient, options: AdapterOptions =
     ["moderation", createModerationAdapter(client)],
     ["images", createImagesAdapter(client, image)],
     ["comfyui", createComfyUiAdapter(client, image)],
+    ["videos", createVideosAdapter(client, { requestTimeoutMs: options.videoRequestTimeoutMs })],
   ]);
   return (protocol) => adapters.get(protocol);
 }

@@ -28,9 +28,11 @@ export interface UpstreamClientOptions extends Partial<UpstreamTimeouts> {
   keepAliveMs?: number;
 }
 
-/** One call to a machine: a JSON body is POSTed, no body means GET. */
+/** One call to a machine: a JSON body is POSTed, no body means GET (unless `method` says DELETE). */
 export interface UpstreamCall {
   machine: MachineConfig;
+  /** Only for a bodiless DELETE; otherwise the method follows from the body. */
+  method?: "DELETE";
   /** The full path on the machine's origin (see upstream-target.ts). */
   path: string;
   body?: unknown;
@@ -51,11 +53,12 @@ export interface UploadFile {
   type: string;
 }
 
-/** One multipart/form-data POST to a machine: text fields and one file. */
-export interface UpstreamUpload extends Omit<UpstreamCall, "body"> {
+/** One multipart/form-data POST to a machine: text fields and at most one file. */
+export interface UpstreamUpload extends Omit<UpstreamCall, "body" | "method"> {
   /** Text fields in order; a name may repeat (`timestamp_granularities[]`). */
   fields: ReadonlyArray<readonly [name: string, value: string]>;
-  file: UploadFile;
+  /** Absent: a form of text fields only (vLLM-Omni's `/v1/videos` takes its parameters so). */
+  file?: UploadFile;
 }
 
 /** A binary answer (audio), with the content type the upstream declared. */
@@ -104,14 +107,16 @@ export class UpstreamClient {
   }
 
   /**
-   * POSTs a multipart form whose file is streamed from disk (never held in memory) and parses
+   * POSTs a multipart form whose file, if any, is streamed from disk (never held in memory) and parses
    * the answer as JSON. A new form is built per call, so a failed upload can be sent again.
    */
   async upload(call: UpstreamUpload): Promise<unknown> {
     const form = new FormData();
     for (const [name, value] of call.fields) form.append(name, value);
-    const file = await openAsBlob(call.file.path, { type: call.file.type });
-    form.append(call.file.field, file, call.file.filename);
+    if (call.file !== undefined) {
+      const file = await openAsBlob(call.file.path, { type: call.file.type });
+      form.append(call.file.field, file, call.file.filename);
+    }
     const response = await this.send(call, "application/json", form);
     return readJson(response, call.signal);
   }
@@ -174,7 +179,7 @@ export class UpstreamClient {
     return pool;
   }
 
-  /** Sends a request: GET without a payload, POST with JSON text or a form (which sets its own content type). */
+  /** Sends a request: GET (or the call's DELETE) without a payload, POST with JSON text or a form (which sets its own content type). */
   private async send(
     call: Omit<UpstreamCall, "body">,
     accept: string,
@@ -190,7 +195,7 @@ export class UpstreamClient {
     try {
       response = await this.pool(target.origin).request({
         path: call.path,
-        method: payload === undefined ? "GET" : "POST",
+        method: call.method ?? (payload === undefined ? "GET" : "POST"),
         headers,
         body: payload,
         signal,

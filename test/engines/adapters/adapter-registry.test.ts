@@ -35,10 +35,17 @@ describe("adapterFor", () => {
     expect(methods("comfyui")).toEqual(["generateImage"]);
   });
 
-  it("has none for protocols without an adapter yet", () => {
-    for (const protocol of ["videos", "nonsense"]) {
-      expect(adapterFor(protocol)).toBeUndefined();
-    }
+  it("issue 12: has the videos adapter (create, look at, download and delete a job)", () => {
+    expect(Object.keys(adapterFor("videos") ?? {}).sort()).toEqual([
+      "createVideo",
+      "deleteVideo",
+      "videoContent",
+      "videoJob",
+    ]);
+  });
+
+  it("has none for protocols without an adapter", () => {
+    expect(adapterFor("nonsense")).toBeUndefined();
   });
 
   it("builds a set over a client with other timeouts", async () => {
