@@ -1,4 +1,4 @@
-import type { Config } from "./schema.ts";
+import type { Config, MachineSettings } from "./schema.ts";
 
 /** The zone of the built-in speech engine when the installation has no fallback zone. */
 export const BUILTIN_SPEECH_ZONE = "builtin";
@@ -6,8 +6,6 @@ export const BUILTIN_SPEECH_ZONE = "builtin";
 export const BUILTIN_SPEECH_MACHINE = "builtin-espeak";
 /** The catalogue model speech runs on. */
 const SPEECH_MODEL = "tts-1";
-
-type MachineSettings = Config["machines"][number];
 
 /**
  * With `engines.builtin_speech` on and no `espeak` machine declared, the built-in espeak-ng engine

@@ -1,60 +1,9 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { checkWorkflowFile } from "../engines/adapters/comfyui-workflow.ts";
+import { checkComfyUiMachine, machineSchema } from "./machine-schema.ts";
+import { ENDPOINT_NAMES, LANGUAGES, MODEL_KINDS, slug, TIER_NAMES } from "./names.ts";
 
-/** Languages the installation and accounts can speak (Romansh `rm` included). */
-export const LANGUAGES = ["it", "en", "de", "fr", "rm"] as const;
-/** Tier names, in the order of their speed. */
-export const TIER_NAMES = ["slow", "medium", "fast", "ludicrous"] as const;
-/** Endpoints with a per-key limit of their own (spec "Rate limits"); their limits may be changed. */
-export const ENDPOINT_NAMES = [
-  "chat_completions",
-  "completions",
-  "responses",
-  "knowledge_base_ask",
-  "embeddings",
-  "rerank",
-  "audio_transcriptions",
-  "audio_speech",
-  "image_generations",
-  "video_create",
-  "video_list",
-  "video_retrieve",
-  "video_content",
-  "video_delete",
-] as const;
-
-/**
- * Kinds of model in the catalogue. A `moderation` model is the one a content-check machine is asked
- * for (its `upstream` name is sent); it is Zona's own and never listed to clients.
- */
-export const MODEL_KINDS = [
-  "chat",
-  "embedding",
-  "rerank",
-  "asr",
-  "tts",
-  "image",
-  "video",
-  "moderation",
-] as const;
-/** Upstream protocols an engine adapter can speak. */
-export const PROTOCOLS = [
-  "openai",
-  "ollama",
-  "tei",
-  "whisper",
-  "piper",
-  "espeak",
-  "moderation",
-  "images",
-  "comfyui",
-  "videos",
-] as const;
-
-const slug = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, "must be lower-case letters, digits, '-' or '_' (at most 63)");
+export { ENDPOINT_NAMES, LANGUAGES, MODEL_KINDS, PROTOCOLS, TIER_NAMES } from "./names.ts";
 
 const cidr = z.string().refine((value) => {
   const [address, bits, ...rest] = value.split("/");
@@ -92,88 +41,6 @@ const modelSchema = z.strictObject({
     })
     .default({ input_per_million_tokens: 0, output_per_million_tokens: 0 }),
 });
-
-const workflowInput = z
-  .string()
-  .regex(/^[^.\s]+\.[A-Za-z0-9_]+$/, "must be <node id>.<input name>, such as 6.text");
-
-/**
- * The models a machine serves, each as a catalogue id or with the name its engine knows it by:
- * `[gemma3.8-27b]`, `[{id: gemma3.8-27b, upstream: google/gemma-3-27b-it}]`, or a map
- * `{gemma3.8-27b: google/gemma-3-27b-it}`.
- */
-const servedModels = z
-  .union([
-    z.array(
-      z.union([z.string().min(1), z.strictObject({ id: z.string().min(1), upstream: z.string().min(1) })]),
-    ),
-    z.record(z.string().min(1), z.string().min(1)),
-  ])
-  .default([]);
-
-const machineSchema = z
-  .strictObject({
-    name: slug,
-    zone: slug,
-    protocol: z.enum(PROTOCOLS),
-    url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
-    api_key: z.string().min(1).optional(),
-    models: servedModels,
-    tiers: z.array(z.enum(TIER_NAMES)).optional(),
-    family: z.string().min(1).optional(),
-    capacity: z.number().int().positive().default(1),
-    /** `comfyui` machines: the workflow in ComfyUI's API format (a JSON file's path). */
-    workflow: z.string().min(1).optional(),
-    /** `comfyui` machines: where the request's values go in the workflow, as `<node id>.<input name>`. */
-    workflow_inputs: z
-      .strictObject({
-        prompt: workflowInput,
-        width: workflowInput.optional(),
-        height: workflowInput.optional(),
-        seed: workflowInput.optional(),
-      })
-      .optional(),
-  })
-  .transform(({ models, ...machine }) => {
-    const entries: Array<[string, string]> = Array.isArray(models)
-      ? models.map((entry) => (typeof entry === "string" ? [entry, entry] : [entry.id, entry.upstream]))
-      : Object.entries(models);
-    return {
-      ...machine,
-      /** Catalogue ids served. */
-      models: entries.map(([id]) => id),
-      /** Catalogue id -> the engine's own name, only where the two differ. */
-      upstream_names: Object.fromEntries(entries.filter(([id, upstream]) => id !== upstream)) as Record<
-        string,
-        string
-      >,
-    };
-  });
-
-/**
- * A `comfyui` machine needs its workflow (a readable file in ComfyUI's API format) and at least the
- * prompt's place in it; every mapped input must exist in the workflow.
- */
-function checkComfyUiMachine(machine: z.infer<typeof machineSchema>, i: number, ctx: z.RefinementCtx): void {
-  const missing = (field: string, what: string) =>
-    ctx.addIssue({
-      code: "custom",
-      path: ["machines", i, field],
-      message: `is required for a comfyui machine: ${what}`,
-    });
-  if (machine.workflow === undefined)
-    missing("workflow", 'the path of a workflow exported with "Export (API)"');
-  if (machine.workflow_inputs === undefined)
-    missing("workflow_inputs", "at least prompt, as <node id>.<input name>");
-  if (machine.workflow === undefined) return;
-  for (const issue of checkWorkflowFile(machine.workflow, machine.workflow_inputs)) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["machines", i, ...issue.field.split(".")],
-      message: issue.message,
-    });
-  }
-}
 
 /** The Piper voice model behind each own voice, by default (operators may run `-medium` or `-high` ones). */
 export const PIPER_VOICE_DEFAULTS = {

@@ -8,7 +8,8 @@ import { pipeline } from "node:stream/promises";
 import busboy from "busboy";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { BODY_LIMIT_BYTES } from "./body-parsers.ts";
-import { payloadTooLarge, uploadFailed } from "./errors.ts";
+import { payloadTooLarge } from "./errors.ts";
+import { uploadFailed } from "./media-errors.ts";
 
 /** Hard limits of one multipart upload. */
 export interface UploadLimits {

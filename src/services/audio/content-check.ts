@@ -6,7 +6,8 @@ import {
   type ModerationVerdict,
   UpstreamError,
 } from "../../engines/types.ts";
-import { ApiError, inputRefused, moderationUnavailable, promptRefused } from "../../http/errors.ts";
+import { ApiError } from "../../http/errors.ts";
+import { inputRefused, moderationUnavailable, promptRefused } from "../../http/media-errors.ts";
 import type { RequestTrace } from "../../http/request-trace.ts";
 
 /** What a zone does with texts before they are read aloud (config `installation.content_checks`). */

@@ -1,5 +1,6 @@
 import type { VoiceName } from "../../engines/types.ts";
-import { invalidRequest, unknownVoice } from "../../http/errors.ts";
+import { invalidRequest } from "../../http/errors.ts";
+import { unknownVoice } from "../../http/media-errors.ts";
 
 /** One own voice (spec "Speech request", voices table). */
 export interface Voice {
