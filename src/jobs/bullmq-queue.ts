@@ -1,5 +1,6 @@
-import { type Job, Queue, type RedisClient, Worker } from "bullmq";
+import { DelayedError, type Job, type JobsOptions, Queue, type RedisClient, Worker } from "bullmq";
 import type { FastifyBaseLogger } from "fastify";
+import { JobDeferred } from "./job-deferred.ts";
 import type { JobHandler, JobOptions, JobQueue } from "./job-queue.ts";
 
 /** Where and how a BullMQ queue keeps its jobs. */
@@ -28,12 +29,15 @@ const CLOSE_WAIT_MS = 2_000;
 const IDLE_POLL_MS = 20;
 // Failed jobs kept for inspection; finished ones are removed so a later job may reuse an id.
 const FAILED_KEPT = 1_000;
+// Handlers are idempotent: a job whose process died (or stalled) is better run again than failed.
+const MAX_STALLED = 20;
 
 /**
  * Background jobs in Redis with BullMQ: every instance sharing the Redis adds jobs to one queue and
  * runs them, so a job survives the process that added it (BullMQ hands a job whose worker died to
  * another instance after its lock expires). A job id that is still waiting or running is not added
- * twice. The worker starts with the first `work`.
+ * twice; a failed one (kept for inspection) is replaced. The worker starts with the first `work`.
+ * A handler's `JobDeferred` moves its job to the delayed set without counting an attempt.
  *
  * When Redis is unreachable, errors of the queue and the worker (each reconnection attempt raises
  * one) are logged as one warning at most every 10 s, and `close()` does not wait for Redis: it
@@ -78,11 +82,12 @@ export class BullMqQueue implements JobQueue {
   work<T>(name: string, handler: JobHandler<T>): void {
     this.handlers.set(name, handler as JobHandler<unknown>);
     if (this.worker) return;
-    this.worker = new Worker(QUEUE_NAME, (job: Job) => this.run(job), {
+    this.worker = new Worker(QUEUE_NAME, (job: Job, token?: string) => this.run(job, token), {
       // A worker blocks on its connection: BullMQ asks for no retry limit per command there.
       connection: { ...this.connection(), maxRetriesPerRequest: null },
       prefix: this.prefix,
       concurrency: this.options.concurrency ?? 4,
+      maxStalledCount: MAX_STALLED,
     });
     this.worker.on("error", (error) => this.warn(error));
     this.watch(this.worker);
@@ -92,7 +97,15 @@ export class BullMqQueue implements JobQueue {
   }
 
   async add<T>(name: string, data: T, options: JobOptions = {}): Promise<void> {
-    await this.queue.add(name, data, options.id !== undefined ? { jobId: options.id } : {});
+    const jobOptions: JobsOptions = {};
+    if (options.delayMs !== undefined && options.delayMs > 0) jobOptions.delay = options.delayMs;
+    if (options.id !== undefined) {
+      jobOptions.jobId = options.id;
+      // BullMQ ignores an add whose id it still holds, failed ones included: a failed job must not
+      // keep its id from ever being queued again.
+      if ((await this.queue.getJobState(options.id)) === "failed") await this.queue.remove(options.id);
+    }
+    await this.queue.add(name, data, jobOptions);
   }
 
   /** Polls Redis: in a shared queue another instance's jobs count too (tests give each app a prefix). */
@@ -136,7 +149,7 @@ export class BullMqQueue implements JobQueue {
     }
   }
 
-  private async run(job: Job): Promise<void> {
+  private async run(job: Job, token: string | undefined): Promise<void> {
     const handler = this.handlers.get(job.name);
     // A job of a name this process does not run (an instance of another version added it) fails
     // here and is retried, possibly by an instance that knows it.
@@ -145,6 +158,11 @@ export class BullMqQueue implements JobQueue {
     this.running.add(running);
     try {
       await running;
+    } catch (error) {
+      if (!(error instanceof JobDeferred)) throw error;
+      await job.moveToDelayed(Date.now() + error.delayMs, token);
+      // Tells the worker the job has moved: neither completed nor failed, no attempt counted.
+      throw new DelayedError();
     } finally {
       this.running.delete(running);
     }

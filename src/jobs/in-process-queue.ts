@@ -1,10 +1,13 @@
 import type { FastifyBaseLogger } from "fastify";
+import { JobDeferred } from "./job-deferred.ts";
 import type { JobHandler, JobOptions, JobQueue } from "./job-queue.ts";
 
 interface Job {
   name: string;
   data: unknown;
   id: string | undefined;
+  /** Failed runs so far: a deferral keeps them, as BullMQ and the table queue do. */
+  failures: number;
 }
 
 /** How an in-process queue runs its jobs. */
@@ -22,11 +25,18 @@ export interface InProcessQueueOptions {
  * The embedded queue: jobs run in this process, a few at a time, and are lost if it dies (the
  * embedded installation is one process; its jobs are conveniences that can be lost, such as titles).
  * A graceful close still runs every job already queued, with its signal aborted so each ends quickly.
+ *
+ * A job added with `delayMs`, or deferred by its handler (`JobDeferred`), waits on a timer. Such a
+ * job counts for `idle()` (tests deferring by a short delay wait on it as on any other) and keeps
+ * the process alive until it runs; `close()` drops the ones not yet due, and the ones deferred
+ * during the close, since the jobs of this queue are throwaway anyway.
  */
 export class InProcessQueue implements JobQueue {
   readonly kind = "in-process";
   private readonly handlers = new Map<string, JobHandler<unknown>>();
   private readonly waiting: Job[] = [];
+  /** Jobs waiting for their time (added with a delay, or deferred), each with its timer. */
+  private readonly delayed = new Map<Job, NodeJS.Timeout>();
   /** Ids of jobs waiting or running. */
   private readonly ids = new Set<string>();
   private readonly concurrency: number;
@@ -57,7 +67,12 @@ export class InProcessQueue implements JobQueue {
       this.ids.add(options.id);
     }
     // A round trip through JSON, as with BullMQ: a job never shares objects with whoever queued it.
-    this.waiting.push({ name, data: JSON.parse(JSON.stringify(data ?? null)), id: options.id });
+    const job = { name, data: JSON.parse(JSON.stringify(data ?? null)), id: options.id, failures: 0 };
+    if (options.delayMs !== undefined && options.delayMs > 0) {
+      this.delay(job, options.delayMs);
+      return;
+    }
+    this.waiting.push(job);
     this.pump();
   }
 
@@ -67,22 +82,47 @@ export class InProcessQueue implements JobQueue {
   }
 
   waitingCount(): number {
-    return this.waiting.length;
+    return this.waiting.length + this.delayed.size;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.stopping.abort();
+    for (const [job, timer] of this.delayed) {
+      clearTimeout(timer);
+      this.forget(job);
+    }
+    this.delayed.clear();
     this.pump();
+    this.settle();
     await this.idle();
   }
 
   private isIdle(): boolean {
-    return this.running === 0 && (this.waiting.length === 0 || this.noHandlerWaiting());
+    const handled = (job: Job) => this.handlers.has(job.name);
+    return this.running === 0 && !this.waiting.some(handled) && ![...this.delayed.keys()].some(handled);
   }
 
-  private noHandlerWaiting(): boolean {
-    return this.waiting.every((job) => !this.handlers.has(job.name));
+  /** Resolves the idle() waiters once nothing is left to run. */
+  private settle(): void {
+    if (!this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private delay(job: Job, ms: number): void {
+    const timer = setTimeout(() => {
+      this.delayed.delete(job);
+      this.waiting.push(job);
+      this.pump();
+      this.settle();
+    }, ms);
+    this.delayed.set(job, timer);
+  }
+
+  private forget(job: Job): void {
+    if (job.id !== undefined) this.ids.delete(job.id);
   }
 
   private pump(): void {
@@ -92,30 +132,32 @@ export class InProcessQueue implements JobQueue {
       const [job] = this.waiting.splice(index, 1);
       if (!job) break;
       this.running += 1;
-      void this.run(job).finally(() => {
+      void this.run(job).then((deferMs) => {
         this.running -= 1;
-        if (job.id !== undefined) this.ids.delete(job.id);
+        if (deferMs !== undefined && !this.closed) this.delay(job, deferMs);
+        else this.forget(job);
         this.pump();
-        if (this.isIdle()) {
-          const waiters = this.idleWaiters;
-          this.idleWaiters = [];
-          for (const resolve of waiters) resolve();
-        }
+        this.settle();
       });
     }
   }
 
-  private async run(job: Job): Promise<void> {
+  /** Runs a job until it succeeds, fails for good or is deferred: then the delay, in ms. */
+  private async run(job: Job): Promise<number | undefined> {
     const handler = this.handlers.get(job.name);
-    if (!handler) return;
-    for (let attempt = 1; ; attempt++) {
+    if (!handler) return undefined;
+    for (let attempt = job.failures + 1; ; attempt++) {
       try {
         await handler(job.data, this.stopping.signal);
-        return;
+        return undefined;
       } catch (error) {
+        if (error instanceof JobDeferred) {
+          job.failures = attempt - 1;
+          return error.delayMs;
+        }
         if (attempt >= this.attempts || this.stopping.signal.aborted) {
           this.log?.error({ err: error, job: job.name, attempts: attempt }, "background job failed");
-          return;
+          return undefined;
         }
         await pause(this.backoffMs * 2 ** (attempt - 1), this.stopping.signal);
       }

@@ -2,6 +2,7 @@
  * Handles one job. `signal` is aborted when the queue closes: a handler then finishes quickly
  * (with a cheaper result) rather than keeping the shutdown waiting. A handler may run more than once
  * for the same job (a second instance takes over a job whose process died), so it must be idempotent.
+ * Throwing `JobDeferred` runs the job again later without counting a failure (job-deferred.ts).
  */
 export type JobHandler<T> = (data: T, signal: AbortSignal) => Promise<void>;
 
@@ -9,6 +10,8 @@ export type JobHandler<T> = (data: T, signal: AbortSignal) => Promise<void>;
 export interface JobOptions {
   /** A job with this id that is still waiting or running is not added a second time. */
   id?: string;
+  /** Run it no sooner than this many milliseconds from now. */
+  delayMs?: number;
 }
 
 /**
@@ -17,7 +20,7 @@ export interface JobOptions {
  */
 export interface JobQueue {
   /** Which implementation this is, for logs and tests. */
-  readonly kind: "in-process" | "bullmq";
+  readonly kind: "in-process" | "bullmq" | "table";
   /** Registers the handler of the jobs of one name; this process then runs such jobs. */
   work<T>(name: string, handler: JobHandler<T>): void;
   /** Queues a job; resolves once it is queued (not run), rejects when it cannot be (closed, Redis away). */

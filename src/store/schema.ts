@@ -280,3 +280,76 @@ export const imageFiles = pgTable(
   },
   (t) => [index("image_files_expires_idx").on(t.expiresAt)],
 );
+
+/**
+ * Work that must survive a restart (video jobs, document ingestion) in embedded mode, where BullMQ
+ * cannot run: one row per job waiting or running, claimed by a lease that a live worker renews, so
+ * a job whose process died is taken again once its lease runs out.
+ */
+export const durableJobs = pgTable(
+  "durable_jobs",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    data: jsonb("data").notNull(),
+    /** Not before: a new job now, a deferred or retried one later. */
+    runAt: timestamp("run_at", { withTimezone: true }).notNull().defaultNow(),
+    /** While a worker holds the job; null or past: free to take. */
+    lockedUntil: timestamp("locked_until", { withTimezone: true }),
+    /** Runs that failed (a deferral is not a failure). */
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("durable_jobs_run_at_idx").on(t.runAt)],
+);
+
+/**
+ * Video generation jobs (spec "Video"), one row per job for the 7 days it is kept. At most one
+ * queued or running job per person, held by a unique partial index: two requests at once, on any
+ * instance, cannot both start one. The clip lives here too, so that every instance serves it.
+ */
+export const videoJobs = pgTable(
+  "video_jobs",
+  {
+    /** `video_` + creation time + randomness: ordering by id is ordering by creation. */
+    id: text("id").primaryKey(),
+    /** Whose job: `account:<id>` for the key API, `user:<id>` for a signed-in user. */
+    person: text("person").notNull(),
+    accountId: uuid("account_id").notNull(),
+    keyId: uuid("key_id"),
+    model: text("model").notNull(),
+    prompt: text("prompt").notNull(),
+    seconds: integer("seconds").notNull(),
+    size: text("size").notNull(),
+    seed: integer("seed"),
+    tier: text("tier").notNull(),
+    /** The zones it may run in; null: anywhere. */
+    zones: jsonb("zones").$type<string[] | null>(),
+    /** `queued`, `in_progress`, `completed` or `failed`. */
+    status: text("status").notNull(),
+    progress: integer("progress").notNull().default(0),
+    errorCode: text("error_code"),
+    errorMessage: text("error_message"),
+    /** The reservation holding the highest cost until the job ends. */
+    requestId: text("request_id").notNull(),
+    /** The machine making it, and the engine's own id of the job there. */
+    machine: text("machine"),
+    engineJobId: text("engine_job_id"),
+    /** Seconds of the delivered clip, as billed. */
+    clipSeconds: integer("clip_seconds"),
+    clip: bytea("clip"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
+    startedAt: timestamp("started_at", { withTimezone: true }),
+    completedAt: timestamp("completed_at", { withTimezone: true }),
+    /** Set when the job ends (completed or failed): then it is kept 7 days. */
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex("video_jobs_one_running_idx")
+      .on(t.person)
+      .where(sql`${t.status} in ('queued', 'in_progress')`),
+    index("video_jobs_person_idx").on(t.person, t.id),
+    index("video_jobs_machine_idx").on(t.machine).where(sql`${t.status} = 'in_progress'`),
+    index("video_jobs_expires_idx").on(t.expiresAt),
+  ],
+);
