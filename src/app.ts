@@ -16,7 +16,7 @@ import { installRequestId, newRequestId } from "./http/request-id.ts";
 import { installRequestMetrics } from "./http/request-metrics.ts";
 import { installRequestTrace } from "./http/request-trace.ts";
 import { PREFIX } from "./http/surface.ts";
-import { createJobQueue } from "./jobs/create-job-queue.ts";
+import { createDurableQueue, createJobQueue } from "./jobs/create-job-queue.ts";
 import type { JobQueue } from "./jobs/job-queue.ts";
 import type { CounterStore } from "./limits/counter-store.ts";
 import { createCounterStore } from "./limits/create-counter-store.ts";
@@ -34,6 +34,7 @@ import { imageFileRoutes } from "./routes/v1/images.ts";
 import { keyApiRoutes } from "./routes/v1/index.ts";
 import { ConfigReloader } from "./services/config-reloader.ts";
 import { createServices, type Services } from "./services/create-services.ts";
+import { VIDEO_JOB, type VideoJobData } from "./services/videos/video-queue.ts";
 import type { Store } from "./store/database.ts";
 
 declare module "fastify" {
@@ -61,6 +62,8 @@ export interface AppDeps {
   counterStore?: CounterStore;
   /** A background-job queue to use instead of the configured one (tests); the app closes it. */
   jobQueue?: JobQueue;
+  /** A queue of jobs that survive a restart to use instead of the configured one (tests); the app closes it. */
+  durableQueue?: JobQueue;
   /** How a reload reads the configuration; by default the file and environment, as at start. */
   loadConfig?: () => Config;
 }
@@ -79,10 +82,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const jobs = deps.jobQueue ?? createJobQueue(config, app.log);
   const appMetrics = createAppMetrics(config.installation.currency);
-  const services = createServices(config, deps.store, deps.now, app.log, jobs, {
-    upstream: appMetrics.upstream,
-    billing: appMetrics.billing,
-  });
+  const durableJobs = deps.durableQueue ?? createDurableQueue(config, deps.store, jobs, app.log);
+  const services = createServices(
+    config,
+    deps.store,
+    deps.now,
+    app.log,
+    jobs,
+    { upstream: appMetrics.upstream, billing: appMetrics.billing },
+    durableJobs,
+  );
   const metrics = appMetrics.registry;
   registerMachineMetrics(metrics, () => services.engines);
   registerJobMetrics(metrics, () => services.jobs);
@@ -101,8 +110,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // Usage of requests that ended while closing is written before the store closes.
   app.addHook("onClose", async () => {
-    // Running jobs (titles) still use engines, billing and the store: they end first.
+    // Running jobs (titles, video steps) still use engines, billing and the store: they end first.
+    services.videoUpkeep.stop();
     await services.jobs.close();
+    if (services.durableJobs !== services.jobs) await services.durableJobs.close();
     services.billing.stopSweeper();
     services.imageFiles.stopSweeper();
     services.health.stop();
@@ -151,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     { prefix: PREFIX.key },
   );
   services.imageFiles.startSweeper();
+  startVideoWork(services);
   await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
   if (config.server.admin_token) {
     const adminToken = config.server.admin_token;
@@ -178,6 +190,18 @@ function serveMetrics(app: FastifyInstance, metrics: MetricsRegistry, server: Co
     app.log.info({ host: server.metrics_host, port: bound }, "metrics listening at /metrics");
   });
   app.addHook("onClose", () => listener.close());
+}
+
+/**
+ * Video jobs run on every instance: each run of a queued video job is one step of it, made by the
+ * video services in force (a reload reaches the next step); the upkeep deletes videos past their
+ * 7 days and queues unfinished jobs whose queue entry was lost.
+ */
+function startVideoWork(services: Services): void {
+  services.durableJobs.work<VideoJobData>(VIDEO_JOB, (data, signal) =>
+    services.videoRunner.step(data.id, signal),
+  );
+  services.videoUpkeep.start();
 }
 
 /** What `GET /readyz` asks: the database, and Redis when the counters or the jobs live there. */

@@ -120,6 +120,73 @@ export class BillingService {
     });
   }
 
+  /**
+   * Holds the highest possible cost of a job that outlives its request (a video): always as a row
+   * in the database, even where nothing could be overspent, so that whichever process finishes the
+   * job (after a restart, on another instance) closes it by request id with `closeDurable`.
+   */
+  async reserveDurable(charge: Charge): Promise<void> {
+    const now = this.now();
+    const refusal = await this.repo.reserve(
+      {
+        requestId: charge.requestId,
+        keyId: charge.principal.keyId,
+        accountId: charge.principal.accountId,
+        month: monthOf(now),
+        amountMicros: Math.max(0, Math.ceil(charge.maxCostMicros)),
+        prepaid: this.prepaid,
+        endpoint: charge.endpoint,
+        model: charge.model,
+        expiresAt: new Date(now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000),
+      },
+      charge.principal.monthlyLimitMicros,
+    );
+    if (refusal === "spending_limit_reached") {
+      this.metrics?.refused("spending_limit");
+      throw spendingLimitReached();
+    }
+    if (refusal === "insufficient_credits") {
+      this.metrics?.refused("insufficient_credits");
+      throw insufficientCredits();
+    }
+  }
+
+  /**
+   * Settles (a cost) or releases (cost 0) a durable reservation, from any process. Closing one that
+   * is closed already changes nothing and resolves false: a job finished twice is charged once.
+   */
+  async closeDurable(
+    requestId: string,
+    facts: SettleFacts,
+    about: { model: string | null; tier: string },
+  ): Promise<boolean> {
+    const settling = this.settleWithRetry(requestId, facts);
+    const tracked = settling.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.pending.add(tracked);
+    try {
+      const record = await settling;
+      if (record) this.metrics?.settled(about.model, about.tier, facts.units, Number(record.costMicros));
+      return record !== undefined;
+    } finally {
+      this.pending.delete(tracked);
+    }
+  }
+
+  // As withRetry, but the last failure is thrown: the job's next run closes it then.
+  private async settleWithRetry(requestId: string, facts: SettleFacts) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.repo.settle(requestId, facts);
+      } catch (error) {
+        if (attempt >= SETTLE_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
+  }
+
   /** Reserve, run, then settle with what `run` measured; a failure releases everything and is rethrown. */
   async charge<T>(
     charge: Charge,

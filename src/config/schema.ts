@@ -153,6 +153,12 @@ export const configSchema = z
         transcription_timeout_seconds: z.number().positive().default(300),
         /** How long one picture may take on an image machine before the next machine is tried. */
         image_timeout_seconds: z.number().positive().default(180),
+        /** How often a video job's engine is asked how far it is (and a queued job looks for a free machine). */
+        video_poll_interval_seconds: z.number().positive().default(5),
+        /** How long a video job may wait for a free machine before it fails. */
+        video_queue_timeout_seconds: z.number().positive().default(3_600),
+        /** How long a video job may run on its machine before it fails (and is cancelled there). */
+        video_run_timeout_seconds: z.number().positive().default(1_800),
         /**
          * How long a transcription waits for a machine of the key's zones before it moves on to the
          * fallback server (spec "Placement rules" 3); must leave the fallback room within

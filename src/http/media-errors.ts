@@ -103,11 +103,11 @@ export function engineError(): ApiError {
 }
 
 /** 400: the content check refused the prompt; nothing was made. `reasons` are the flagged categories. */
-export function promptRefused(reasons: readonly string[]): ApiError {
+export function promptRefused(reasons: readonly string[], outcome = "no picture was made"): ApiError {
   const why = reasons.length > 0 ? ` (${reasons.join(", ")})` : "";
   return new ApiError({
     status: 400,
-    message: `The prompt was refused by the content policy${why}; no picture was made.`,
+    message: `The prompt was refused by the content policy${why}; ${outcome}.`,
     code: "prompt_refused",
     param: "prompt",
   });

@@ -39,6 +39,8 @@ export interface MultipartUpload {
   /** Text fields longer than `maxFieldBytes` (their value is cut). */
   tooLong: Set<string>;
   file: ReceivedFile | undefined;
+  /** Names of file parts other than `fileField` (read and thrown away), for routes that refuse them. */
+  otherFiles: string[];
   remove(): Promise<void>;
 }
 
@@ -131,6 +133,7 @@ function readForm(
     const fields = new Map<string, string[]>();
     const tooLong = new Set<string>();
     let file: ReceivedFile | undefined;
+    const otherFiles: string[] = [];
     const writes: Promise<void>[] = [];
     let settled = false;
     const fail = (error: unknown) => {
@@ -157,6 +160,7 @@ function readForm(
     });
     parser.on("file", (name, stream, info) => {
       if (name !== limits.fileField || file !== undefined) {
+        if (name !== limits.fileField) otherFiles.push(name);
         stream.resume();
         return;
       }
@@ -176,7 +180,7 @@ function readForm(
         () => {
           if (settled) return;
           settled = true;
-          resolve({ fields, tooLong, file });
+          resolve({ fields, tooLong, file, otherFiles });
         },
         () => fail(uploadFailed()),
       );

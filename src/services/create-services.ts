@@ -26,6 +26,7 @@ import { ModelActivationsRepository } from "../store/repositories/model-activati
 import { RefreshTokensRepository } from "../store/repositories/refresh-tokens.ts";
 import { ServiceSecretsRepository } from "../store/repositories/service-secrets.ts";
 import { UsageRepository } from "../store/repositories/usage.ts";
+import { VideoJobsRepository } from "../store/repositories/video-jobs.ts";
 import { AccountsService } from "./accounts.ts";
 import { ApiKeysService } from "./api-keys.ts";
 import { ContentCheck } from "./audio/content-check.ts";
@@ -42,6 +43,10 @@ import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
 import { TextService } from "./text/text-service.ts";
 import { UsageService } from "./usage.ts";
+import { VideoCancel } from "./videos/video-cancel.ts";
+import { VideoRunner } from "./videos/video-runner.ts";
+import { VideoService } from "./videos/video-service.ts";
+import { VideoUpkeep } from "./videos/video-upkeep.ts";
 
 /** The domain services of one process, over one store. */
 export interface Services {
@@ -68,12 +73,23 @@ export interface Services {
   images: ImageService;
   /** Pictures kept for image links, shared by every configuration (and every instance). */
   imageFiles: ImageFiles;
+  /** Video jobs of the key API (`/v1/videos`). */
+  videos: VideoService;
+  /** Makes the queued video jobs, one step per run of their queue entry. */
+  videoRunner: VideoRunner;
+  /** Deletes videos past their 7 days and queues unfinished jobs again. */
+  videoUpkeep: VideoUpkeep;
   /** Access tokens of the app API and the user behind them. */
   appSessions: AppSessions;
   /** Conversations of the app API and their streamed answers. */
   chat: ChatService;
-  /** Background jobs (automatic titles); closed with the app. */
+  /** Background jobs that may be lost (automatic titles); closed with the app. */
   jobs: JobQueue;
+  /**
+   * Background jobs that survive a restart (video jobs): a table in the database in embedded mode,
+   * BullMQ (the same queue as `jobs`) when Redis is configured; closed with the app.
+   */
+  durableJobs: JobQueue;
   /** Login, refresh and logout of the app API. */
   signIn: SignIn;
   /** Registration, email verification and password reset: the sign-in steps that go through mail. */
@@ -96,6 +112,8 @@ export type EngineServices = Pick<
   | "transcription"
   | "speech"
   | "images"
+  | "videos"
+  | "videoRunner"
   | "chat"
 >;
 
@@ -108,6 +126,7 @@ interface Foundation {
   log: FastifyBaseLogger | undefined;
   /** Hears of every upstream attempt of every router built (metrics). */
   observer: UpstreamObserver | undefined;
+  videoJobs: VideoJobsRepository;
 }
 
 /** Where the services report to (the app's metrics); tests and the CLI build services without. */
@@ -120,7 +139,8 @@ const foundations = new WeakMap<Services, Foundation>();
 
 /**
  * Builds the services; `now` lets tests move the clock. Background jobs run on `jobs` (the app
- * passes the configured queue); without it they run in the process.
+ * passes the configured queue); without it they run in the process. Jobs that must survive a restart
+ * run on `durableJobs` (the app passes the configured one); without it, on `jobs`.
  */
 export function createServices(
   config: Config,
@@ -129,6 +149,7 @@ export function createServices(
   log?: FastifyBaseLogger,
   jobs: JobQueue = new InProcessQueue(log ? { log } : {}),
   metrics: ServiceMetrics = {},
+  durableJobs: JobQueue = jobs,
 ): Services {
   const keyCache = new KeyCache();
   // The services once built: keys and the operator read the zones and models in force through it.
@@ -206,9 +227,13 @@ export function createServices(
     now,
     ...(log ? { log } : {}),
   });
+  const videoJobs = new VideoJobsRepository(store.db);
+  const videoUpkeep = new VideoUpkeep({ repo: videoJobs, queue: durableJobs, now, ...(log ? { log } : {}) });
   const foundation: Foundation = {
     stable: {
       imageFiles,
+      videoUpkeep,
+      durableJobs,
       accounts,
       keys,
       credits,
@@ -226,6 +251,7 @@ export function createServices(
     now,
     log,
     observer: metrics.upstream,
+    videoJobs,
   };
   const services: Services = { ...foundation.stable, ...createEngineServices(config, foundation) };
   foundations.set(services, foundation);
@@ -252,6 +278,8 @@ export function replaceEngineServices(services: Services, config: Config): Engin
     transcription: services.transcription,
     speech: services.speech,
     images: services.images,
+    videos: services.videos,
+    videoRunner: services.videoRunner,
     chat: services.chat,
   };
   Object.assign(services, createEngineServices(config, foundation, services.engines));
@@ -324,6 +352,38 @@ function createEngineServices(
     timeoutMs: config.engines.image_timeout_seconds * 1000,
     now,
   });
+  const videoCancel = new VideoCancel({ registry: engines, router, ...(log ? { log } : {}) });
+  const video = config.engines;
+  const videoQueueMs = video.video_queue_timeout_seconds * 1000;
+  const videoRunMs = video.video_run_timeout_seconds * 1000;
+  const videos = new VideoService({
+    repo: foundation.videoJobs,
+    queue: foundation.stable.durableJobs,
+    registry: engines,
+    catalogue,
+    billing,
+    prices,
+    contentCheck,
+    cancel: videoCancel,
+    installationZones,
+    // The money stays held while the job may wait and run, and ten minutes more.
+    holdSeconds: Math.ceil((videoQueueMs + videoRunMs) / 1000) + 600,
+    now,
+    ...(log ? { log } : {}),
+  });
+  const videoRunner = new VideoRunner({
+    repo: foundation.videoJobs,
+    registry: engines,
+    router,
+    billing,
+    prices,
+    cancel: videoCancel,
+    pollMs: video.video_poll_interval_seconds * 1000,
+    queueTimeoutMs: videoQueueMs,
+    runTimeoutMs: videoRunMs,
+    now,
+    ...(log ? { log } : {}),
+  });
   const health = new HealthProbe(engines, log, probeTimings(config.engines));
   return {
     config,
@@ -336,6 +396,8 @@ function createEngineServices(
     transcription,
     speech,
     images,
+    videos,
+    videoRunner,
     chat: new ChatService({ config, db: store.db, text, jobs, log }),
   };
 }

@@ -48,6 +48,8 @@ export async function startTestApp(
     counterStore?: CounterStore;
     /** A background-job queue instead of the configured one; the app closes it. */
     jobQueue?: JobQueue;
+    /** A queue of jobs that survive a restart instead of the configured one; the app closes it. */
+    durableQueue?: JobQueue;
     /** How a configuration reload reads the configuration. */
     loadConfig?: () => Config;
   } = {},
@@ -69,6 +71,7 @@ export async function startTestApp(
     ...(options.keyApiPlugins ? { keyApiPlugins: options.keyApiPlugins } : {}),
     ...(options.counterStore ? { counterStore: options.counterStore } : {}),
     ...(options.jobQueue ? { jobQueue: options.jobQueue } : {}),
+    ...(options.durableQueue ? { durableQueue: options.durableQueue } : {}),
     ...(options.loadConfig ? { loadConfig: options.loadConfig } : {}),
   });
   options.extend?.(app);

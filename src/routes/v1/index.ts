@@ -10,6 +10,7 @@ import { imageRoutes } from "./images.ts";
 import { installKeyAuth } from "./key-auth.ts";
 import { modelsRoutes } from "./models.ts";
 import { isTextRoutes, textRoutes } from "./text-routes.ts";
+import { videoRoutes } from "./videos.ts";
 
 /**
  * The key API under `/v1`: the key is checked, then the tier and endpoint limits are counted, for
@@ -60,6 +61,13 @@ export async function keyApiRoutes(
     imageRoutes({
       get images() {
         return services.images;
+      },
+    }),
+  );
+  await app.register(
+    videoRoutes({
+      get videos() {
+        return services.videos;
       },
     }),
   );

@@ -53,14 +53,23 @@ export class ContentCheck {
     if (verdict?.flagged) throw inputRefused(param);
   }
 
-  /** Resolves when an image prompt may be drawn in the zone; 400 `prompt_refused` with the categories, or 503. */
-  async checkPrompt(prompt: string, zone: string, signal: AbortSignal, trace?: RequestTrace): Promise<void> {
-    const verdict = await this.ask(zone, signal, trace, "no picture was made", (adapter, machine) => {
+  /**
+   * Resolves when a prompt (of a picture or a video) may be made in the zone; 400 `prompt_refused`
+   * with the categories, or 503. `outcome` says what was not done, for the messages.
+   */
+  async checkPrompt(
+    prompt: string,
+    zone: string,
+    signal: AbortSignal,
+    trace?: RequestTrace,
+    outcome = "no picture was made",
+  ): Promise<void> {
+    const verdict = await this.ask(zone, signal, trace, outcome, (adapter, machine) => {
       if (!adapter.moderate)
         throw new UpstreamError("protocol", "this machine's protocol cannot check texts");
       return adapter.moderate(machine, prompt, signal);
     });
-    if (verdict?.flagged) throw promptRefused(verdict.categories);
+    if (verdict?.flagged) throw promptRefused(verdict.categories, outcome);
   }
 
   /** Whether a picture (PNG) made in the zone may be delivered; throws 503 when the check cannot answer. */

@@ -1,0 +1,367 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { BillingService } from "../../billing/billing-service.ts";
+import type { PriceList } from "../../billing/prices.ts";
+import type { TierName } from "../../config/schema.ts";
+import type { EngineRegistry, Machine } from "../../engines/registry.ts";
+import type { Router } from "../../engines/router.ts";
+import {
+  type EngineAdapter,
+  type EngineVideoJob,
+  UpstreamError,
+  type VideoSize,
+} from "../../engines/types.ts";
+import { JobDeferred } from "../../jobs/job-deferred.ts";
+import { Mp4Error } from "../../media/mp4-ai-mark.ts";
+import type { VideoJobRow, VideoJobsRepository } from "../../store/repositories/video-jobs.ts";
+import type { VideoCancel } from "./video-cancel.ts";
+import { finishClip } from "./video-clip.ts";
+import { VIDEO_KEPT_SECONDS } from "./video-service.ts";
+
+/** Frames per second of every clip (spec "Video job"). */
+export const VIDEO_FPS = 24;
+
+/** How a job ended badly, as its `error` says it to the client. */
+interface JobFailure {
+  code: string;
+  message: string;
+}
+
+const FAILURES = {
+  engine: { code: "engine_error", message: "The machine could not make the video. Nothing was charged." },
+  unreadable: {
+    code: "engine_error",
+    message: "The machine's clip could not be read as an MP4. Nothing was charged.",
+  },
+  gone: {
+    code: "no_engine_available",
+    message: "No machine makes this model for this key any more. Nothing was charged.",
+  },
+  queueTimeout: {
+    code: "queue_timeout",
+    message: "No machine was free to make the video in time. Nothing was charged; try again later.",
+  },
+  runTimeout: {
+    code: "timeout",
+    message: "The machine took too long to make the video; it was stopped. Nothing was charged.",
+  },
+  lost: {
+    code: "engine_error",
+    message: "The machine lost the video while making it. Nothing was charged.",
+  },
+} satisfies Record<string, JobFailure>;
+
+/** The signal of calls that must finish even while the process closes. */
+const UNCUT = new AbortController().signal;
+
+/** A machine that had a free place a moment ago had none when the job asked for it. */
+class NoRoom extends Error {}
+
+/**
+ * Makes video jobs, one short step per run of the queued job (so a job of minutes never holds a
+ * worker, and a restarted or other instance carries on where the last step ended):
+ * - queued: find a machine of the job's zones with a free place (capacity counted over every
+ *   instance in the database), create the job there and keep the engine's id; no place: wait;
+ * - in progress: ask the engine how far it is; when done, download the clip, remove its sound,
+ *   mark it as made by AI, keep it 7 days, settle the money to the clip's seconds;
+ * - failed, timed out, or the machine gone: the job fails with an `error` and its money is released.
+ * Each step is idempotent: a step run twice (a process died mid-step) changes nothing more.
+ */
+export class VideoRunner {
+  private readonly repo: VideoJobsRepository;
+  private readonly registry: EngineRegistry;
+  private readonly router: Router;
+  private readonly billing: BillingService;
+  private readonly prices: PriceList;
+  private readonly cancel: VideoCancel;
+  private readonly pollMs: number;
+  private readonly queueTimeoutMs: number;
+  private readonly runTimeoutMs: number;
+  private readonly now: () => Date;
+  private readonly log: FastifyBaseLogger | undefined;
+
+  constructor(deps: {
+    repo: VideoJobsRepository;
+    registry: EngineRegistry;
+    router: Router;
+    billing: BillingService;
+    prices: PriceList;
+    cancel: VideoCancel;
+    pollMs: number;
+    queueTimeoutMs: number;
+    runTimeoutMs: number;
+    now: () => Date;
+    log?: FastifyBaseLogger;
+  }) {
+    this.repo = deps.repo;
+    this.registry = deps.registry;
+    this.router = deps.router;
+    this.billing = deps.billing;
+    this.prices = deps.prices;
+    this.cancel = deps.cancel;
+    this.pollMs = deps.pollMs;
+    this.queueTimeoutMs = deps.queueTimeoutMs;
+    this.runTimeoutMs = deps.runTimeoutMs;
+    this.now = deps.now;
+    this.log = deps.log;
+  }
+
+  /** One step of a job; throws JobDeferred while the job goes on. */
+  async step(id: string, signal: AbortSignal): Promise<void> {
+    const job = await this.repo.byId(id);
+    if (!job || job.status === "failed") return;
+    if (job.status === "completed") return this.settle(job);
+    try {
+      if (job.status === "queued") await this.place(job, signal);
+      else await this.follow(job, signal);
+    } catch (error) {
+      if (error instanceof JobFinished) return;
+      // Closing mid-step: the job is taken up again at the next start, from what is stored.
+      if (signal.aborted && !(error instanceof JobDeferred)) throw new JobDeferred(0);
+      throw error;
+    }
+  }
+
+  /** Gives a queued job to a machine with a free place, or waits for one. */
+  private async place(job: VideoJobRow, signal: AbortSignal): Promise<void> {
+    if (this.elapsed(job.createdAt) > this.queueTimeoutMs) return this.fail(job, FAILURES.queueTimeout);
+    const zones = job.zones === null ? null : new Set(job.zones);
+    const machines = this.registry.candidates(job.model, zones, job.tier as TierName);
+    if (machines.length === 0) return this.fail(job, FAILURES.gone);
+    const running = await this.repo.runningOn(machines.map((machine) => machine.config.name));
+    const free = machines.filter(
+      (machine) => (running.get(machine.config.name) ?? 0) < machine.config.capacity,
+    );
+    if (free.length === 0) throw this.later();
+    let refusal: UpstreamError | undefined;
+    let created: { machine: Machine; engineJob: EngineVideoJob } | undefined;
+    try {
+      await this.router.runAmong(
+        free,
+        async (machine, adapter) => {
+          if (!adapter.createVideo)
+            throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
+          if (!(await this.repo.claim(job.id, machine.config.name, machine.config.capacity, this.now()))) {
+            throw new NoRoom();
+          }
+          try {
+            // Not cut by a closing process: a job the engine made but whose id was lost would be made
+            // twice. The call is short (the engine answers at once with its queued job) and bounded.
+            const engineJob = await adapter.createVideo(machine.config, callOf(job), UNCUT);
+            created = { machine, engineJob };
+          } catch (error) {
+            await this.repo.unclaim(job.id);
+            if (error instanceof UpstreamError && !error.retryable) refusal = error;
+            throw error;
+          }
+        },
+        () => new NoRoom(),
+        { model: job.model },
+      );
+    } catch (error) {
+      if (signal.aborted) throw error;
+      // A machine refused the request itself (a 4xx): asking again cannot help.
+      if (refusal) return this.fail(job, FAILURES.engine, refusal.message);
+      // No place after all, or the machines are down: the job stays queued until one answers.
+      throw this.later();
+    }
+    if (!created) throw this.later();
+    const { machine, engineJob } = created;
+    if (!(await this.repo.started(job.id, engineJob.id))) {
+      // Deleted while the machine was being asked: nothing must run there for it.
+      await this.cancel.onEngine(machine.config.name, engineJob.id, job.id);
+      return;
+    }
+    this.log?.info(
+      { video_id: job.id, machine: machine.config.name, zone: machine.config.zone, engine_job: engineJob.id },
+      "video job started",
+    );
+    throw this.later();
+  }
+
+  /** Asks the engine how far the job is; downloads and delivers the clip once it is done. */
+  private async follow(job: VideoJobRow, signal: AbortSignal): Promise<void> {
+    if (job.engineJobId === null) {
+      // The process stopped between taking a machine and hearing back from it: ask again.
+      await this.repo.unclaim(job.id);
+      throw new JobDeferred(0);
+    }
+    const engineJobId = job.engineJobId;
+    const machine = this.registry.machines.find((candidate) => candidate.config.name === job.machine);
+    if (!machine) return this.fail(job, FAILURES.gone);
+    if (this.elapsed(job.startedAt ?? job.createdAt) > this.runTimeoutMs) {
+      await this.cancel.onEngine(machine.config.name, engineJobId, job.id);
+      return this.fail(job, FAILURES.runTimeout);
+    }
+    const state = await this.onMachine(machine, job, signal, (adapter) => {
+      if (!adapter.videoJob)
+        throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
+      return adapter.videoJob(machine.config, engineJobId, signal);
+    });
+    if (state.status === "failed") return this.fail(job, FAILURES.engine, state.error ?? undefined);
+    if (state.status !== "completed") {
+      const progress = Math.min(99, Math.round(state.progress ?? 0));
+      if (progress > job.progress) await this.repo.progress(job.id, progress);
+      throw this.later();
+    }
+    const mp4 = await this.onMachine(machine, job, signal, (adapter) => {
+      if (!adapter.videoContent)
+        throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
+      return adapter.videoContent(machine.config, engineJobId, signal);
+    });
+    await this.deliver(job, machine, mp4);
+  }
+
+  /** Keeps the finished clip, settles the money, and frees the engine of its copy. */
+  private async deliver(job: VideoJobRow, machine: Machine, engineMp4: Buffer): Promise<void> {
+    let clip: ReturnType<typeof finishClip>;
+    try {
+      clip = finishClip(engineMp4, job.seconds);
+    } catch (error) {
+      if (!(error instanceof Mp4Error)) throw error;
+      return this.fail(job, FAILURES.unreadable, error.message);
+    }
+    if (clip.fps !== VIDEO_FPS) {
+      this.log?.warn(
+        { video_id: job.id, machine: machine.config.name, fps: clip.fps },
+        "video clip is not 24 fps",
+      );
+    }
+    const now = this.now();
+    const stored = await this.repo.complete(job.id, {
+      clip: clip.mp4,
+      clipSeconds: clip.seconds,
+      completedAt: now,
+      expiresAt: new Date(now.getTime() + VIDEO_KEPT_SECONDS * 1000),
+    });
+    if (stored) {
+      const done = await this.repo.byId(job.id);
+      if (done) await this.settle(done);
+      this.log?.info(
+        {
+          video_id: job.id,
+          machine: machine.config.name,
+          seconds: clip.seconds,
+          ms: now.getTime() - job.createdAt.getTime(),
+          ...(clip.hadAudio ? { audio_removed: true } : {}),
+        },
+        "video job completed",
+      );
+    }
+    // Delivered or deleted meanwhile: either way the engine's copy is not needed any more.
+    void this.cancel.onEngine(machine.config.name, job.engineJobId ?? "", job.id);
+  }
+
+  /** Charges a completed job's seconds; settling again (a step run twice) changes nothing. */
+  private async settle(job: VideoJobRow): Promise<void> {
+    const seconds = job.clipSeconds ?? job.seconds;
+    const zone =
+      this.registry.machines.find((machine) => machine.config.name === job.machine)?.config.zone ?? null;
+    await this.billing.closeDurable(
+      job.requestId,
+      {
+        costMicros: this.prices.video(seconds),
+        units: { seconds },
+        outcome: "ok",
+        zone,
+        machine: job.machine,
+        durationMs: (job.completedAt ?? this.now()).getTime() - job.createdAt.getTime(),
+      },
+      { model: job.model, tier: job.tier },
+    );
+  }
+
+  /** Ends the job as failed and releases its money; `detail` (the engine's words) goes to the log only. */
+  private async fail(job: VideoJobRow, failure: JobFailure, detail?: string): Promise<void> {
+    const now = this.now();
+    const failed = await this.repo.fail(
+      job.id,
+      failure,
+      now,
+      new Date(now.getTime() + VIDEO_KEPT_SECONDS * 1000),
+    );
+    if (!failed) return;
+    this.log?.warn(
+      {
+        video_id: job.id,
+        machine: job.machine,
+        code: failure.code,
+        ...(detail ? { reason: detail.slice(0, 300) } : {}),
+      },
+      "video job failed",
+    );
+    await this.billing.closeDurable(
+      job.requestId,
+      {
+        costMicros: 0,
+        units: { seconds: 0 },
+        outcome: "failed",
+        zone: null,
+        machine: job.machine,
+        durationMs: now.getTime() - job.createdAt.getTime(),
+      },
+      { model: job.model, tier: job.tier },
+    );
+  }
+
+  /**
+   * One call to the job's own machine. A machine that does not answer now is asked again at the
+   * next step (until the run timeout); one that no longer knows the job (404) has lost it.
+   */
+  private async onMachine<T>(
+    machine: Machine,
+    job: VideoJobRow,
+    signal: AbortSignal,
+    call: (adapter: EngineAdapter) => Promise<T>,
+  ): Promise<T> {
+    let failure: UpstreamError | undefined;
+    try {
+      const routed = await this.router.runAmong(
+        [machine],
+        async (_target, adapter) => {
+          try {
+            return await call(adapter);
+          } catch (error) {
+            if (error instanceof UpstreamError) failure = error;
+            throw error;
+          }
+        },
+        () => new NoRoom(),
+        { model: job.model },
+      );
+      return routed.result;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      if (failure?.kind === "status" && failure.status === 404) {
+        await this.fail(job, FAILURES.lost, failure.message);
+        throw new JobFinished();
+      }
+      if (failure?.kind === "protocol") {
+        await this.fail(job, FAILURES.unreadable, failure.message);
+        throw new JobFinished();
+      }
+      throw this.later();
+    }
+  }
+
+  private later(): JobDeferred {
+    return new JobDeferred(this.pollMs);
+  }
+
+  private elapsed(since: Date): number {
+    return this.now().getTime() - since.getTime();
+  }
+}
+
+/** The job ended inside a helper (failed and released): the step is over. */
+export class JobFinished extends Error {}
+
+function callOf(job: VideoJobRow) {
+  return {
+    model: job.model,
+    prompt: job.prompt,
+    seconds: job.seconds,
+    size: job.size as VideoSize,
+    fps: VIDEO_FPS,
+    ...(job.seed !== null ? { seed: job.seed } : {}),
+  };
+}
