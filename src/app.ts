@@ -94,7 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   const metrics = appMetrics.registry;
   registerMachineMetrics(metrics, () => services.engines);
-  registerJobMetrics(metrics, () => services.jobs);
+  registerJobMetrics(metrics, () => [services.jobs, services.durableJobs]);
   serveMetrics(app, metrics, config.server);
   const reloader = new ConfigReloader({
     services,

@@ -5,31 +5,38 @@ import type { MetricsRegistry } from "./metrics-registry.ts";
 const COUNT_WAIT_MS = 100;
 
 /**
- * `zona_jobs_waiting{queue}`: background jobs waiting to run, read at every scrape from the queue
- * (`queue` is its kind, `in-process` or `bullmq`; a BullMQ queue is shared, so every instance shows
- * the count of all). A count Redis does not give within 100 ms is left out rather than waited for;
- * a count still running is not asked for again.
+ * `zona_jobs_waiting{queue}`: background jobs waiting to run, read at every scrape from each queue
+ * (`queue` is its kind: `in-process`, `table` (the durable jobs of the embedded mode, in the
+ * database) or `bullmq`; a BullMQ queue or a table is shared, so every instance shows the count of
+ * all). A count not given within 100 ms is left out rather than waited for; a count still running
+ * is not asked for again.
  */
-export function registerJobMetrics(metrics: MetricsRegistry, queue: () => JobQueue): void {
-  let pending: Promise<number> | undefined;
+export function registerJobMetrics(metrics: MetricsRegistry, queues: () => JobQueue[]): void {
+  // By kind: the queues of one app are of different kinds (or the same queue twice).
+  const pending = new Map<string, Promise<number>>();
   metrics.gauge(
     "zona_jobs_waiting",
     "Background jobs waiting to run (queued or waiting for a retry), by queue.",
     ["queue"],
     async (gauge) => {
       gauge.reset();
-      const jobs = queue();
-      if (!jobs.waitingCount) return;
-      if (!pending) {
-        const counting = Promise.resolve(jobs.waitingCount());
-        pending = counting;
-        const forget = () => {
-          if (pending === counting) pending = undefined;
-        };
-        counting.then(forget, forget);
-      }
-      const count = await withinWait(pending);
-      if (count !== undefined) gauge.labels(jobs.kind).set(count);
+      const byKind = new Map(queues().map((jobs) => [jobs.kind, jobs]));
+      const counts = [...byKind.values()].map(async (jobs) => {
+        if (!jobs.waitingCount) return;
+        let counting = pending.get(jobs.kind);
+        if (!counting) {
+          const started = Promise.resolve(jobs.waitingCount());
+          counting = started;
+          pending.set(jobs.kind, started);
+          const forget = () => {
+            if (pending.get(jobs.kind) === started) pending.delete(jobs.kind);
+          };
+          started.then(forget, forget);
+        }
+        const count = await withinWait(counting);
+        if (count !== undefined) gauge.labels(jobs.kind).set(count);
+      });
+      await Promise.all(counts);
     },
   );
 }

@@ -65,13 +65,13 @@ describe("issue 10: gauges read at every scrape", () => {
 
   it("zona_jobs_waiting{queue} is the queue's count, and is left out when the queue cannot count", async () => {
     const counted = new MetricsRegistry();
-    registerJobMetrics(counted, () => queue(async () => 7));
+    registerJobMetrics(counted, () => [queue(async () => 7)]);
     expect((await Scrape.parse(await counted.render())).samples("zona_jobs_waiting")).toEqual([
       { labels: { queue: "bullmq" }, value: 7 },
     ]);
 
     const failing = new MetricsRegistry();
-    registerJobMetrics(failing, () => queue(() => Promise.reject(new Error("Redis is away"))));
+    registerJobMetrics(failing, () => [queue(() => Promise.reject(new Error("Redis is away")))]);
     expect((await Scrape.parse(await failing.render())).samples("zona_jobs_waiting")).toEqual([]);
   });
 
@@ -79,7 +79,7 @@ describe("issue 10: gauges read at every scrape", () => {
     const metrics = new MetricsRegistry();
     let asked = 0;
     let answerFirst: (count: number) => void = () => {};
-    registerJobMetrics(metrics, () =>
+    registerJobMetrics(metrics, () => [
       queue(() => {
         asked += 1;
         if (asked > 1) return Promise.resolve(3);
@@ -87,7 +87,7 @@ describe("issue 10: gauges read at every scrape", () => {
           answerFirst = resolve;
         });
       }),
-    );
+    ]);
     expect((await Scrape.parse(await metrics.render())).samples("zona_jobs_waiting")).toEqual([]);
     expect((await Scrape.parse(await metrics.render())).samples("zona_jobs_waiting")).toEqual([]);
     expect(asked).toBe(1);

@@ -2,16 +2,19 @@ import { afterEach, describe, expect, it } from "vitest";
 import { BullMqQueue } from "../../src/jobs/bullmq-queue.ts";
 import { InProcessQueue } from "../../src/jobs/in-process-queue.ts";
 import type { JobQueue } from "../../src/jobs/job-queue.ts";
+import { TableQueue } from "../../src/jobs/table-queue.ts";
 import { registerJobMetrics } from "../../src/metrics/job-metrics.ts";
 import { MetricsRegistry } from "../../src/metrics/metrics-registry.ts";
+import { DurableJobsRepository } from "../../src/store/repositories/durable-jobs.ts";
 import { freePort } from "../helpers/free-port.ts";
+import { openTestStore } from "../helpers/test-store.ts";
 import { uniqueJobsPrefix } from "../jobs/job-fixtures.ts";
 import { HAS_REDIS_SERVER, RedisServerProcess } from "../limits/redis-server-process.ts";
 import { Scrape } from "./scrape.ts";
 
 async function waiting(queue: JobQueue) {
   const metrics = new MetricsRegistry();
-  registerJobMetrics(metrics, () => queue);
+  registerJobMetrics(metrics, () => [queue]);
   return (await Scrape.parse(await metrics.render())).samples("zona_jobs_waiting");
 }
 
@@ -43,4 +46,13 @@ describe("issue 10: zona_jobs_waiting counts the jobs waiting in the real queues
       expect(await waiting(queue)).toEqual([]);
     },
   );
+
+  it("table (the durable jobs of the embedded mode): jobs in the database not yet taken", async () => {
+    const store = await openTestStore();
+    closing.push(() => store.close());
+    const queue = new TableQueue({ repo: new DurableJobsRepository(store.db) });
+    closing.push(() => queue.close());
+    for (let i = 0; i < 2; i++) await queue.add("later", { i });
+    expect(await waiting(queue)).toEqual([{ labels: { queue: "table" }, value: 2 }]);
+  });
 });
