@@ -310,6 +310,9 @@ function createEngineServices(
     adapters: createAdapters(upstream, {
       piperVoices: config.engines.piper_voices,
       imageTimeoutMs: config.engines.image_timeout_seconds * 1000,
+      // Each call to a video server is short (the clip itself is polled): a machine that does not
+      // answer one within the first-byte timeout is given up for the next.
+      videoRequestTimeoutMs: config.engines.first_byte_timeout_ms,
     }),
     installationHasZones: installationZones.length > 0,
     ...(log ? { log } : {}),

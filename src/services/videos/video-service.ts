@@ -194,7 +194,7 @@ export class VideoService {
   /** The clip of a completed job; 409 while it is not (or never will be) completed. */
   async content(owner: VideoOwner, id: string): Promise<VideoContent> {
     const row = await this.own(owner, id);
-    if (row.status !== "completed") throw videoNotReady(row.status, row.progress);
+    if (row.status !== "completed") throw videoNotReady(videoObject(row).status, row.progress);
     const kept = await this.repo.clip(owner.person, id);
     if (!kept) throw videoNotFound();
     const secondsLeft = kept.expiresAt
