@@ -43,9 +43,9 @@ import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
 import { TextService } from "./text/text-service.ts";
 import { UsageService } from "./usage.ts";
-import { VideoCancel } from "./videos/video-cancel.ts";
-import { VideoRunner } from "./videos/video-runner.ts";
-import { VideoService } from "./videos/video-service.ts";
+import { createVideoServices } from "./videos/create-video-services.ts";
+import type { VideoRunner } from "./videos/video-runner.ts";
+import type { VideoService } from "./videos/video-service.ts";
 import { VideoUpkeep } from "./videos/video-upkeep.ts";
 
 /** The domain services of one process, over one store. */
@@ -355,37 +355,18 @@ function createEngineServices(
     timeoutMs: config.engines.image_timeout_seconds * 1000,
     now,
   });
-  const videoCancel = new VideoCancel({ registry: engines, router, ...(log ? { log } : {}) });
-  const video = config.engines;
-  const videoQueueMs = video.video_queue_timeout_seconds * 1000;
-  const videoRunMs = video.video_run_timeout_seconds * 1000;
-  const videos = new VideoService({
+  const { videos, videoRunner } = createVideoServices(config, {
     repo: foundation.videoJobs,
     queue: foundation.stable.durableJobs,
     registry: engines,
+    router,
     catalogue,
     billing,
     prices,
     contentCheck,
-    cancel: videoCancel,
     installationZones,
-    // The money stays held while the job may wait and run, and ten minutes more.
-    holdSeconds: Math.ceil((videoQueueMs + videoRunMs) / 1000) + 600,
     now,
-    ...(log ? { log } : {}),
-  });
-  const videoRunner = new VideoRunner({
-    repo: foundation.videoJobs,
-    registry: engines,
-    router,
-    billing,
-    prices,
-    cancel: videoCancel,
-    pollMs: video.video_poll_interval_seconds * 1000,
-    queueTimeoutMs: videoQueueMs,
-    runTimeoutMs: videoRunMs,
-    now,
-    ...(log ? { log } : {}),
+    log,
   });
   const health = new HealthProbe(engines, log, probeTimings(config.engines));
   return {

@@ -192,7 +192,11 @@ describe("issue 10: /metrics parsed by a Prometheus text parser with the expecte
     const batches = s.histogram("zona_usage_write_batch_size");
     expect(batches?.sum).toBe(3);
     expect(batches?.count).toBeGreaterThanOrEqual(1);
-    expect(s.samples("zona_jobs_waiting")).toEqual([{ labels: { queue: "in-process" }, value: 0 }]);
+    // The throwaway jobs in the process, and the durable ones (video) in the embedded database.
+    expect(s.samples("zona_jobs_waiting")).toEqual([
+      { labels: { queue: "in-process" }, value: 0 },
+      { labels: { queue: "table" }, value: 0 },
+    ]);
   });
 
   it("the process's default metrics, under their standard names", () => {

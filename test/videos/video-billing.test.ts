@@ -38,7 +38,9 @@ function videoCreations(fakes: FakeVideosServer[]) {
   return fakes.flatMap((fake) => fake.requests.filter((r) => r.method === "POST" && r.path === "/v1/videos"));
 }
 
-describe.each(STORE_KINDS)("video money against a key's monthly limit (%s)", (store) => {
+describe.each(
+  STORE_KINDS,
+)('spec "What the service does" (video per second of a completed clip) and "Charging and reporting": video money against a key\'s monthly limit (%s)', (store) => {
   let stack: VideoStack;
   let fakes: FakeVideosServer[];
   beforeAll(async () => {
@@ -181,7 +183,7 @@ describe.each(STORE_KINDS)("video money against a key's monthly limit (%s)", (st
   });
 });
 
-describe("video money on a prepaid installation", () => {
+describe('spec "Charging and reporting": video money on a prepaid installation', () => {
   let stack: VideoStack;
   let fakes: FakeVideosServer[];
   beforeAll(async () => {

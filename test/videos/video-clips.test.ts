@@ -71,7 +71,7 @@ describe.each([
   { name: "clip-audio-faststart.mp4", what: "1280x704, sound, moov first" },
   { name: "clip-audio.mp4", what: "160x88, sound 6 s, moov last" },
   { name: "clip.mp4", what: "160x88, no sound" },
-])("the engine's $name ($what)", ({ name }) => {
+])('spec "Video job" (MP4, no sound, marked as AI-generated): the engine\'s $name ($what)', ({ name }) => {
   const source = videoFixture(name);
 
   it("is delivered without sound, with the same picture (size, frame rate, samples), marked as made by AI", async () => {
@@ -110,7 +110,7 @@ describe.each([
   );
 });
 
-describe("seconds billed from the clip's real length", () => {
+describe('spec "What the service does": video is billed per second of the clip delivered', () => {
   it("an engine clip of 5 s whose sound runs 6 s is billed 5 s", async () => {
     const source = videoFixture("clip-audio.mp4");
     expect(mp4Info(source).durationSeconds).toBeCloseTo(6, 1);

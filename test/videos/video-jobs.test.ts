@@ -30,9 +30,13 @@ const ENGINES = {
   circuit_max_cooldown_seconds: 0.2,
   // Machines are probed by the tests (after a test made one fail), not in the middle of one.
   probe_interval_seconds: 3_600,
+  // A machine that hangs is given up this soon for the next (each call to a video machine is short).
+  first_byte_timeout_ms: 500,
 };
 
-describe.each(STORE_KINDS)("video jobs (%s)", (store) => {
+describe.each(
+  STORE_KINDS,
+)('spec "Video job" and "States and transitions": the life of a video job (%s)', (store) => {
   let stack: VideoStack;
   let ti: FakeVideosServer;
   let zh: FakeVideosServer;
@@ -274,6 +278,16 @@ describe.each(STORE_KINDS)("video jobs (%s)", (store) => {
     await failover("a kayak on a fjord");
     // ti-videos was asked first, and answered 503.
     expect(ti.requests.filter((r) => r.method === "POST" && r.path === "/v1/videos")).toHaveLength(1);
+  });
+
+  it("failover: a machine that hangs at creation is given up after engines.first_byte_timeout_ms for the other zone's machine", async () => {
+    await zhTriedSecond();
+    await ti.setMode("hang");
+    await failover("a lantern festival on a river");
+    const machines = (await stack.t.admin("GET", "/machines")).body.data;
+    expect(machines.find((m: { name: string }) => m.name === "ti-videos").last_error).toMatchObject({
+      kind: "timeout",
+    });
   });
 
   it("capacity: one place per machine, three people at once -> two run, the third waits queued until a place is free", async () => {

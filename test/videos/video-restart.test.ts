@@ -4,6 +4,7 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { readDataDirOwner } from "../../src/store/data-dir-lock.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { FakeModerationServer, FakeVideosServer } from "../fakes/index.ts";
 import { freePort } from "../helpers/free-port.ts";
@@ -88,6 +89,8 @@ describe('spec "Video job": a job survives a restart of Zona, follows the engine
       return answer.body?.status === "in_progress";
     });
     await first.kill();
+    // npm is gone; the node process it started dies a moment later.
+    await until("the killed Zona to be gone", () => readDataDirOwner(dataDir) === undefined);
 
     const store = await openStore({ dataDir });
     const stack = await startVideoStack({ store, fakes, existingKey: { key, keyId, accountId } });
