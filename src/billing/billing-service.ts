@@ -92,28 +92,7 @@ export class BillingService {
           ),
       });
     }
-    const refusal = await this.repo.reserve(
-      {
-        requestId: charge.requestId,
-        keyId: charge.principal.keyId,
-        accountId: charge.principal.accountId,
-        month,
-        amountMicros: amount,
-        prepaid: this.prepaid,
-        endpoint: charge.endpoint,
-        model: charge.model,
-        expiresAt: new Date(now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000),
-      },
-      charge.principal.monthlyLimitMicros,
-    );
-    if (refusal === "spending_limit_reached") {
-      this.metrics?.refused("spending_limit");
-      throw spendingLimitReached();
-    }
-    if (refusal === "insufficient_credits") {
-      this.metrics?.refused("insufficient_credits");
-      throw insufficientCredits();
-    }
+    await this.hold(charge, amount, now);
     this.open.add(charge.requestId);
     return new Reservation(charge.requestId, amount, {
       close: (id, facts) => this.track(id, charge, amount, facts, () => this.repo.settle(id, facts)),
@@ -126,14 +105,18 @@ export class BillingService {
    * job (after a restart, on another instance) closes it by request id with `closeDurable`.
    */
   async reserveDurable(charge: Charge): Promise<void> {
-    const now = this.now();
+    await this.hold(charge, Math.max(0, Math.ceil(charge.maxCostMicros)), this.now());
+  }
+
+  /** Writes the reservation row in one atomic step, or throws the spec's 402 (and counts it). */
+  private async hold(charge: Charge, amount: number, now: Date): Promise<void> {
     const refusal = await this.repo.reserve(
       {
         requestId: charge.requestId,
         keyId: charge.principal.keyId,
         accountId: charge.principal.accountId,
         month: monthOf(now),
-        amountMicros: Math.max(0, Math.ceil(charge.maxCostMicros)),
+        amountMicros: amount,
         prepaid: this.prepaid,
         endpoint: charge.endpoint,
         model: charge.model,
