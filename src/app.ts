@@ -34,6 +34,7 @@ import { imageFileRoutes } from "./routes/v1/images.ts";
 import { keyApiRoutes } from "./routes/v1/index.ts";
 import { ConfigReloader } from "./services/config-reloader.ts";
 import { createServices, type Services } from "./services/create-services.ts";
+import { INGEST_JOB, type IngestJobData } from "./services/knowledge/ingest-queue.ts";
 import { VIDEO_JOB, type VideoJobData } from "./services/videos/video-queue.ts";
 import type { Store } from "./store/database.ts";
 
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook("onClose", async () => {
     // Running jobs (titles, video steps) still use engines, billing and the store: they end first.
     services.videoUpkeep.stop();
+    services.kbUpkeep.stop();
     await services.jobs.close();
     if (services.durableJobs !== services.jobs) await services.durableJobs.close();
     services.billing.stopSweeper();
@@ -163,6 +165,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   services.imageFiles.startSweeper();
   startVideoWork(services);
+  startDocumentWork(services);
   await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
   if (config.server.admin_token) {
     const adminToken = config.server.admin_token;
@@ -202,6 +205,14 @@ function startVideoWork(services: Services): void {
     services.videoRunner.step(data.id, signal),
   );
   services.videoUpkeep.start();
+}
+
+/** Uploaded documents are read on every instance, by the knowledge services in force. */
+function startDocumentWork(services: Services): void {
+  services.durableJobs.work<IngestJobData>(INGEST_JOB, (data, signal) =>
+    services.kbIngest.step(data.id, signal),
+  );
+  services.kbUpkeep.start();
 }
 
 /** What `GET /readyz` asks: the database, and Redis when the counters or the jobs live there. */

@@ -53,6 +53,9 @@ export function httpOperatorClient(baseUrl: string, adminToken: string): Operato
     listUsage: (query) => call("GET", `/usage${queryString(query)}`),
     usageSummary: (query) => call("GET", `/usage/summary${queryString(query)}`),
     listModels: () => call("GET", "/models"),
+    listKnowledgeBases: () => call("GET", "/knowledge-bases"),
+    setKnowledgeBaseShared: (slug, shared) =>
+      call("POST", `/knowledge-bases/${id(slug)}/${shared ? "share" : "unshare"}`),
     listMail: (query) => call("GET", `/mail${queryString(query)}`),
     listMachines: () => call("GET", "/machines"),
     reload: () => call("POST", "/reload"),

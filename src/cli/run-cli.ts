@@ -7,6 +7,7 @@ import type { Command, CommandGroup } from "./command.ts";
 import { connectOperator } from "./connect-operator.ts";
 import { creditsGroup } from "./credits-commands.ts";
 import { commandHelp, groupHelp, topHelp } from "./help-text.ts";
+import { knowledgeBasesGroup } from "./kb-commands.ts";
 import { keysGroup } from "./keys-commands.ts";
 import { machinesGroup } from "./machines-commands.ts";
 import { mailGroup } from "./mail-commands.ts";
@@ -23,6 +24,7 @@ export const GROUPS: CommandGroup[] = [
   creditsGroup,
   usageGroup,
   modelsGroup,
+  knowledgeBasesGroup,
   mailGroup,
   machinesGroup,
   reloadGroup,

@@ -20,6 +20,11 @@ export class Catalogue {
     return this.byId.get(id);
   }
 
+  /** Every model of a kind, in catalogue order. */
+  ofKind(kind: ModelConfig["kind"]): ModelConfig[] {
+    return [...this.byId.values()].filter((model) => model.kind === kind);
+  }
+
   /** The first model of a kind (embeddings and rerank always use the one their kind has). */
   firstOfKind(kind: ModelConfig["kind"]): ModelConfig | undefined {
     for (const model of this.byId.values()) if (model.kind === kind) return model;

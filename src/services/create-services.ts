@@ -21,6 +21,8 @@ import { BillingRepository } from "../store/repositories/billing.ts";
 import { CreditsRepository } from "../store/repositories/credits.ts";
 import { EmailTokensRepository } from "../store/repositories/email-tokens.ts";
 import { ImageFilesRepository } from "../store/repositories/image-files.ts";
+import { KbPassagesRepository } from "../store/repositories/kb-passages.ts";
+import { KnowledgeBasesRepository } from "../store/repositories/knowledge-bases.ts";
 import { MailOutboxRepository } from "../store/repositories/mail-outbox.ts";
 import { ModelActivationsRepository } from "../store/repositories/model-activations.ts";
 import { RefreshTokensRepository } from "../store/repositories/refresh-tokens.ts";
@@ -39,6 +41,11 @@ import { ChatService } from "./chat/chat-service.ts";
 import { CreditsService } from "./credits.ts";
 import { ImageFiles } from "./images/image-files.ts";
 import { ImageService } from "./images/image-service.ts";
+import { createKnowledgeServices } from "./knowledge/create-knowledge-services.ts";
+import type { KbAsk } from "./knowledge/kb-ask.ts";
+import type { KbIngest } from "./knowledge/kb-ingest.ts";
+import { KbUpkeep } from "./knowledge/kb-upkeep.ts";
+import { KnowledgeBases } from "./knowledge/knowledge-bases.ts";
 import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
 import { TextService } from "./text/text-service.ts";
@@ -79,6 +86,14 @@ export interface Services {
   videoRunner: VideoRunner;
   /** Deletes videos past their 7 days and queues unfinished jobs again. */
   videoUpkeep: VideoUpkeep;
+  /** Knowledge bases and their documents (app API), listed to keys. */
+  knowledgeBases: KnowledgeBases;
+  /** Reads uploaded documents into passages, one run of their queued job. */
+  kbIngest: KbIngest;
+  /** Answers questions to knowledge bases (both APIs). */
+  kbAsk: KbAsk;
+  /** Queues documents not read yet again. */
+  kbUpkeep: KbUpkeep;
   /** Access tokens of the app API and the user behind them. */
   appSessions: AppSessions;
   /** Conversations of the app API and their streamed answers. */
@@ -114,6 +129,8 @@ export type EngineServices = Pick<
   | "images"
   | "videos"
   | "videoRunner"
+  | "kbIngest"
+  | "kbAsk"
   | "chat"
 >;
 
@@ -127,6 +144,8 @@ interface Foundation {
   /** Hears of every upstream attempt of every router built (metrics). */
   observer: UpstreamObserver | undefined;
   videoJobs: VideoJobsRepository;
+  kbBases: KnowledgeBasesRepository;
+  kbPassages: KbPassagesRepository;
 }
 
 /** Where the services report to (the app's metrics); tests and the CLI build services without. */
@@ -182,6 +201,7 @@ export function createServices(
   const operator = new Operator({
     accounts,
     mailOutbox,
+    knowledgeBases: new KnowledgeBasesRepository(store.db),
     keys,
     credits,
     usage,
@@ -229,8 +249,14 @@ export function createServices(
   });
   const videoJobs = new VideoJobsRepository(store.db);
   const videoUpkeep = new VideoUpkeep({ repo: videoJobs, queue: durableJobs, now, ...(log ? { log } : {}) });
+  const kbBases = new KnowledgeBasesRepository(store.db);
+  const logged = log ? { log } : {};
+  const knowledgeBases = new KnowledgeBases({ repo: kbBases, queue: durableJobs, ...logged });
+  const kbUpkeep = new KbUpkeep({ repo: kbBases, queue: durableJobs, ...logged });
   const foundation: Foundation = {
     stable: {
+      knowledgeBases,
+      kbUpkeep,
       imageFiles,
       videoUpkeep,
       durableJobs,
@@ -252,6 +278,8 @@ export function createServices(
     log,
     observer: metrics.upstream,
     videoJobs,
+    kbBases,
+    kbPassages: new KbPassagesRepository(store.db),
   };
   const services: Services = { ...foundation.stable, ...createEngineServices(config, foundation) };
   foundations.set(services, foundation);
@@ -280,6 +308,8 @@ export function replaceEngineServices(services: Services, config: Config): Engin
     images: services.images,
     videos: services.videos,
     videoRunner: services.videoRunner,
+    kbIngest: services.kbIngest,
+    kbAsk: services.kbAsk,
     chat: services.chat,
   };
   Object.assign(services, createEngineServices(config, foundation, services.engines));
@@ -368,6 +398,14 @@ function createEngineServices(
     now,
     log,
   });
+  const knowledge = createKnowledgeServices({
+    bases: foundation.kbBases,
+    passages: foundation.kbPassages,
+    text,
+    catalogue,
+    now,
+    log,
+  });
   const health = new HealthProbe(engines, log, probeTimings(config.engines));
   return {
     config,
@@ -382,6 +420,7 @@ function createEngineServices(
     images,
     videos,
     videoRunner,
+    ...knowledge,
     chat: new ChatService({ config, db: store.db, text, jobs, log }),
   };
 }

@@ -4,6 +4,7 @@ import type { AccountRow } from "../store/repositories/accounts.ts";
 import type { ApiKeyRow } from "../store/repositories/api-keys.ts";
 import type { UsageRow } from "../store/repositories/billing.ts";
 import type { Balance } from "../store/repositories/credits.ts";
+import type { KnowledgeBaseRow } from "../store/repositories/knowledge-bases.ts";
 import type { UsageSummary } from "./usage.ts";
 
 /** An account as the operator API shows it. */
@@ -118,5 +119,21 @@ export function modelView(model: ModelConfig, machines: string[], activated: boo
     active: !model.on_request || activated,
     machines,
     prices: model.prices,
+  };
+}
+
+/** A knowledge base as the operator sees it. */
+export function knowledgeBaseView(row: KnowledgeBaseRow) {
+  return {
+    id: row.id,
+    object: "knowledge_base",
+    slug: row.slug,
+    name: row.name,
+    description: row.description,
+    account_id: row.accountId,
+    shared: row.shared,
+    documents: Number(row.documents),
+    ready_documents: Number(row.readyDocuments),
+    created_at: row.createdAt.toISOString(),
   };
 }

@@ -1,6 +1,7 @@
 import { MAX_AMOUNT } from "../billing/money.ts";
 import type { Config } from "../config/schema.ts";
 import type { EngineRegistry } from "../engines/registry.ts";
+import { itemNotFound } from "../http/errors.ts";
 import {
   asFields,
   booleanField,
@@ -11,6 +12,7 @@ import {
   stringListField,
 } from "../http/fields.ts";
 import { listOutbox } from "../mail/outbox-list.ts";
+import type { KnowledgeBasesRepository } from "../store/repositories/knowledge-bases.ts";
 import type { MailOutboxRepository } from "../store/repositories/mail-outbox.ts";
 import type { AccountsService } from "./accounts.ts";
 import { type ApiKeyChanges, type ApiKeysService, MAX_REQUESTS_PER_MINUTE } from "./api-keys.ts";
@@ -20,6 +22,7 @@ import {
   accountView,
   apiKeyView,
   creditBalanceView,
+  knowledgeBaseView,
   listView,
   modelView,
   usageRecordView,
@@ -38,6 +41,7 @@ export class Operator {
   private readonly credits: CreditsService;
   private readonly usage: UsageService;
   private readonly mailOutbox: MailOutboxRepository;
+  private readonly knowledgeBases: KnowledgeBasesRepository;
   /** The models of the configuration in force (a reload replaces them). */
   private readonly models: () => { config: Config; engines: EngineRegistry; activations: ModelActivations };
   private readonly currency: string;
@@ -49,6 +53,7 @@ export class Operator {
     credits: CreditsService;
     usage: UsageService;
     mailOutbox: MailOutboxRepository;
+    knowledgeBases: KnowledgeBasesRepository;
     models: () => { config: Config; engines: EngineRegistry; activations: ModelActivations };
     currency: string;
     now?: () => Date;
@@ -58,6 +63,7 @@ export class Operator {
     this.credits = deps.credits;
     this.usage = deps.usage;
     this.mailOutbox = deps.mailOutbox;
+    this.knowledgeBases = deps.knowledgeBases;
     this.models = deps.models;
     this.currency = deps.currency;
     this.now = deps.now ?? (() => new Date());
@@ -188,6 +194,21 @@ export class Operator {
   async setModelActive(modelId: string, active: boolean) {
     await this.models().activations.setActive(modelId, active);
     return (await this.listModels()).data.find((model) => model.id === modelId);
+  }
+
+  /** Every knowledge base of the installation, by slug, with its owner and documents. */
+  async listKnowledgeBases() {
+    return listView((await this.knowledgeBases.all()).map(knowledgeBaseView));
+  }
+
+  /** Shares a base with every key (listed and asked by all) or takes it back to its account alone. */
+  async setKnowledgeBaseShared(slug: string, shared: boolean) {
+    const base = await this.knowledgeBases.bySlug(slug);
+    if (!base) throw itemNotFound(`No knowledge base '${slug.slice(0, 64)}'.`);
+    await this.knowledgeBases.setShared(base.id, shared);
+    const changed = await this.knowledgeBases.byId(base.id);
+    if (!changed) throw itemNotFound(`No knowledge base '${slug.slice(0, 64)}'.`);
+    return knowledgeBaseView(changed);
   }
 
   /** Usage records, newest first, of an account, a key, a month, or all. */

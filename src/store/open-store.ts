@@ -30,12 +30,15 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
   const lock = dataDir === undefined ? undefined : lockDataDir(dataDir);
   try {
     // Loaded only in embedded mode: PGlite alone takes some 190 MB, which a server on PostgreSQL does without.
-    const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([
+    // pgvector comes with it (a 50 kB bundle, no measurable start cost); migration 0008 creates it.
+    const [{ PGlite }, { drizzle: drizzlePglite }, { vector }] = await Promise.all([
       import("@electric-sql/pglite"),
       import("drizzle-orm/pglite"),
+      import("@electric-sql/pglite-pgvector"),
     ]);
     const client = await PGlite.create({
       ...(dataDir === undefined ? {} : { dataDir: join(dataDir, "pglite") }),
+      extensions: { vector },
       // PostgreSQL's default 128 MB of shared buffers would sit in Zona's own memory (the WASM heap);
       // the operating system caches the data folder anyway, so a small pool costs little speed and
       // keeps some 100 MB out of the process.

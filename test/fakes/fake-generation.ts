@@ -181,6 +181,25 @@ export function fakeEmbedding(text: string, dimensions: number): number[] {
   return Array.from(values);
 }
 
+/**
+ * A bag-of-words embedding: each word (lower-case letters and digits, 3 or more) adds 1 to the
+ * dimension its hash picks; normalised. Texts sharing words are near, as real embeddings of texts
+ * on one subject are, so a question finds the passage that answers it.
+ */
+export function wordEmbedding(text: string, dimensions: number): number[] {
+  const values = new Float32Array(dimensions);
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]{3,}/gu) ?? []) {
+    let hash = 0x811c9dc5;
+    for (const byte of Buffer.from(word, "utf8")) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+    const index = hash % dimensions;
+    values[index] = (values[index] as number) + 1;
+  }
+  let norm = 0;
+  for (const value of values) norm += value * value;
+  const scale = norm === 0 ? 0 : 1 / Math.sqrt(norm);
+  return Array.from(values, (value) => value * scale);
+}
+
 /** A vector as OpenAI's base64 encoding: little-endian float32 bytes. */
 export function base64Vector(vector: number[]): string {
   return Buffer.from(new Float32Array(vector).buffer).toString("base64");

@@ -37,6 +37,11 @@ export interface FakeSettings {
   omitUsage: boolean;
   /** Dimensions of embeddings. */
   dimensions: number;
+  /**
+   * Embeddings by words (a bag of words hashed into the dimensions) instead of a hash of the whole
+   * text: texts that share words are near, so a search finds the passage that answers a question.
+   */
+  wordEmbeddings: boolean;
 }
 
 /** The defaults of every fake. */
@@ -50,6 +55,7 @@ export const DEFAULT_FAKE_SETTINGS: FakeSettings = {
   models: undefined,
   omitUsage: false,
   dimensions: 1024,
+  wordEmbeddings: false,
 };
 
 /** One request a fake received. */

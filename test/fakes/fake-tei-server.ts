@@ -1,4 +1,4 @@
-import { fakeEmbedding, wordOverlap } from "./fake-generation.ts";
+import { fakeEmbedding, wordEmbedding, wordOverlap } from "./fake-generation.ts";
 import {
   type FakeProtocol,
   type FakeReply,
@@ -48,7 +48,11 @@ const teiProtocol: FakeProtocol = {
         return json(422, errorBody(422, "`inputs` cannot be empty"));
       return json(
         200,
-        inputs.map((text) => fakeEmbedding(text, settings.dimensions)),
+        inputs.map((text) =>
+          settings.wordEmbeddings
+            ? wordEmbedding(text, settings.dimensions)
+            : fakeEmbedding(text, settings.dimensions),
+        ),
       );
     }
     if (method === "POST" && path === "/rerank") {

@@ -9,7 +9,7 @@ import { adminKeyRoutes } from "./keys.ts";
 import { adminMachineRoutes } from "./machines.ts";
 import { adminMailRoutes } from "./mail.ts";
 import { adminMetricsRoutes } from "./metrics.ts";
-import { adminModelRoutes } from "./models.ts";
+import { adminKnowledgeBaseRoutes, adminModelRoutes } from "./models.ts";
 import { adminReloadRoutes } from "./reload.ts";
 import { adminUsageRoutes } from "./usage.ts";
 
@@ -25,6 +25,7 @@ export async function adminRoutes(
   await app.register(adminMetricsRoutes, { metrics: options.metrics });
   await app.register(adminUsageRoutes, { operator: options.operator });
   await app.register(adminModelRoutes, { operator: options.operator });
+  await app.register(adminKnowledgeBaseRoutes, { operator: options.operator });
   await app.register(adminMailRoutes, { operator: options.operator });
   // The services object outlives reloads; its registry is replaced, so it is read per request.
   await app.register(adminMachineRoutes, { engines: () => app.services.engines });

@@ -10,3 +10,17 @@ export async function adminModelRoutes(app: FastifyInstance, options: { operator
   app.post<Id>("/models/:id/activate", (request) => operator.setModelActive(request.params.id, true));
   app.post<Id>("/models/:id/deactivate", (request) => operator.setModelActive(request.params.id, false));
 }
+
+type Slug = { Params: { slug: string } };
+
+/** Knowledge bases of the operator API: all of them, and which are shared with every key. */
+export async function adminKnowledgeBaseRoutes(app: FastifyInstance, options: { operator: Operator }) {
+  const { operator } = options;
+  app.get("/knowledge-bases", () => operator.listKnowledgeBases());
+  app.post<Slug>("/knowledge-bases/:slug/share", (request) =>
+    operator.setKnowledgeBaseShared(request.params.slug, true),
+  );
+  app.post<Slug>("/knowledge-bases/:slug/unshare", (request) =>
+    operator.setKnowledgeBaseShared(request.params.slug, false),
+  );
+}

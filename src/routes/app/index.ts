@@ -5,6 +5,7 @@ import { installAppAuth } from "./app-auth.ts";
 import { appAudioRoutes } from "./audio.ts";
 import { appAuthRoutes } from "./auth.ts";
 import { chatSessionRoutes } from "./chat-sessions.ts";
+import { knowledgeBaseRoutes } from "./knowledge-bases.ts";
 
 /**
  * The app API under `/api/v1` (spec "App API"): a signed-in user's access token on every route but
@@ -16,4 +17,5 @@ export async function appApiRoutes(app: FastifyInstance, options: { config: Conf
   await app.register(appAudioRoutes, { config: options.config, services: options.services });
   await app.register(appAuthRoutes, { services: options.services });
   await app.register(chatSessionRoutes, { services: options.services });
+  await app.register(knowledgeBaseRoutes, { services: options.services });
 }

@@ -8,6 +8,7 @@ import type { TextGeneration } from "../../services/text/text-generation.ts";
 import { audioRoutes } from "./audio.ts";
 import { imageRoutes } from "./images.ts";
 import { installKeyAuth } from "./key-auth.ts";
+import { knowledgeBaseRoutes } from "./knowledge-bases.ts";
 import { modelsRoutes } from "./models.ts";
 import { isTextRoutes, textRoutes } from "./text-routes.ts";
 import { videoRoutes } from "./videos.ts";
@@ -68,6 +69,16 @@ export async function keyApiRoutes(
     videoRoutes({
       get videos() {
         return services.videos;
+      },
+    }),
+  );
+  await app.register(
+    knowledgeBaseRoutes({
+      get knowledgeBases() {
+        return services.knowledgeBases;
+      },
+      get kbAsk() {
+        return services.kbAsk;
       },
     }),
   );

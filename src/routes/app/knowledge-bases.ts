@@ -1,0 +1,106 @@
+import { readFile } from "node:fs/promises";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { validationFailed } from "../../http/errors.ts";
+import { openEventStream } from "../../http/event-stream-response.ts";
+import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
+import { userLimit } from "../../limits/user-limits.ts";
+import type { Services } from "../../services/create-services.ts";
+import { documentTooLarge } from "../../services/knowledge/kb-errors.ts";
+import { validateNewBase, validateQuestion } from "../../services/knowledge/validate-kb.ts";
+import { requireUser } from "./app-user.ts";
+import { sendKbEvents } from "./kb-event-stream.ts";
+import { userContext } from "./user-context.ts";
+
+/** The largest document (spec "Limits": 50 MB). */
+export const DOCUMENT_MAX_BYTES = 50 * 1024 * 1024;
+
+type WithSlug = { Params: { slug: string } };
+type WithDocument = { Params: { slug: string; id: string } };
+
+/**
+ * Knowledge bases of the app API (`/rag/kb...`): the signed-in user's bases (create, list, read,
+ * delete), their documents (upload as multipart `file`, list with their state, delete), and
+ * questions answered as server-sent events with their sources. A base that is missing or another
+ * account's private one is 404 `{message}`. Payloads: docs/knowledge-bases.md.
+ */
+export async function knowledgeBaseRoutes(app: FastifyInstance, options: { services: Services }) {
+  const { services } = options;
+  const accountOf = (request: FastifyRequest) => requireUser(request).id;
+
+  app.get("/rag/kb", async (request) => ({ data: await services.knowledgeBases.list(accountOf(request)) }));
+
+  app.post("/rag/kb", { config: userLimit("createKnowledgeBase") }, async (request, reply) => {
+    const fields = validateNewBase(request.body);
+    return reply.code(201).send(await services.knowledgeBases.create(accountOf(request), fields));
+  });
+
+  app.get<WithSlug>("/rag/kb/:slug", async (request) => {
+    const account = accountOf(request);
+    const base = await services.knowledgeBases.get(account, request.params.slug);
+    return { ...base, documents_list: await services.knowledgeBases.documents(account, request.params.slug) };
+  });
+
+  app.delete<WithSlug>("/rag/kb/:slug", async (request, reply) => {
+    await services.knowledgeBases.delete(accountOf(request), request.params.slug);
+    return reply.code(204).send();
+  });
+
+  app.get<WithSlug>("/rag/kb/:slug/docs", async (request) => ({
+    data: await services.knowledgeBases.documents(accountOf(request), request.params.slug),
+  }));
+
+  app.post<WithSlug>(
+    "/rag/kb/:slug/docs",
+    { config: userLimit("knowledgeBaseDocs") },
+    async (request, reply) => {
+      const account = accountOf(request);
+      // The base first: a missing one is 404 whatever was sent.
+      await services.knowledgeBases.owned(account, request.params.slug);
+      if (!isMultipart(request)) {
+        throw validationFailed({ file: ["Send the document as multipart/form-data in 'file'."] });
+      }
+      const upload = await receiveMultipart(request, { fileField: "file", maxFileBytes: DOCUMENT_MAX_BYTES });
+      try {
+        const file = upload.file;
+        if (file === undefined || file.size === 0)
+          throw validationFailed({ file: ["The file field is required."] });
+        if (file.truncated) throw documentTooLarge();
+        const document = await services.knowledgeBases.upload(account, request.params.slug, {
+          bytes: await readFile(file.path),
+          filename: cleanName(file.filename),
+        });
+        return reply.code(202).send(document);
+      } finally {
+        await upload.remove();
+      }
+    },
+  );
+
+  app.delete<WithDocument>("/rag/kb/:slug/docs/:id", async (request, reply) => {
+    await services.knowledgeBases.deleteDocument(accountOf(request), request.params.slug, request.params.id);
+    return reply.code(204).send();
+  });
+
+  app.post<WithSlug>(
+    "/rag/kb/:slug/chat",
+    { config: userLimit("knowledgeBaseChat") },
+    async (request, reply) => {
+      const started = performance.now();
+      const base = await services.knowledgeBases.readable(accountOf(request), request.params.slug);
+      const question = validateQuestion(request.body);
+      const context = userContext(request, reply, "knowledge_bases.chat");
+      const prepared = await services.kbAsk.prepare(base, question, context);
+      const placed = await services.kbAsk.stream(prepared, context);
+      const response = openEventStream(reply, placed.zone);
+      await sendKbEvents(request, response, prepared.sources, placed.result, started);
+      return reply;
+    },
+  );
+}
+
+/** The file's own name without folders, at most 255 characters; `document` when it has none. */
+function cleanName(name: string): string {
+  const base = name.split(/[\\/]/).pop()?.trim() ?? "";
+  const chars = [...base].filter((char) => char >= " " && char !== "\u007f");
+  return chars.length === 0 ? "document" : chars.slice(0, 255).join("");
+}

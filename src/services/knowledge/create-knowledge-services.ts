@@ -1,0 +1,40 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Catalogue } from "../../engines/catalogue.ts";
+import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
+import type { KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
+import type { TextGeneration } from "../text/text-generation.ts";
+import { KbAsk } from "./kb-ask.ts";
+import { KbIngest } from "./kb-ingest.ts";
+
+// The spec's default: "a 27b-parameter chat model identifier `<family>3.8-27b`".
+const SPEC_DEFAULT = /3\.8-27b$/;
+
+/** The knowledge services of one configuration: reading documents and answering questions. */
+export function createKnowledgeServices(deps: {
+  bases: KnowledgeBasesRepository;
+  passages: KbPassagesRepository;
+  text: TextGeneration;
+  catalogue: Catalogue;
+  now: () => Date;
+  log: FastifyBaseLogger | undefined;
+}): { kbIngest: KbIngest; kbAsk: KbAsk } {
+  const chatModels = deps.catalogue.ofKind("chat");
+  const defaultModel = (chatModels.find((model) => SPEC_DEFAULT.test(model.id)) ?? chatModels[0])?.id;
+  return {
+    kbIngest: new KbIngest({
+      bases: deps.bases,
+      passages: deps.passages,
+      text: deps.text,
+      tier: "slow",
+      now: deps.now,
+      ...(deps.log ? { log: deps.log } : {}),
+    }),
+    kbAsk: new KbAsk({
+      passages: deps.passages,
+      bases: deps.bases,
+      text: deps.text,
+      catalogue: deps.catalogue,
+      defaultModel,
+    }),
+  };
+}

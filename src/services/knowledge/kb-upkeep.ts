@@ -1,0 +1,50 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { JobQueue } from "../../jobs/job-queue.ts";
+import type { KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
+import { INGEST_JOB, ingestQueueId } from "./ingest-queue.ts";
+
+/** How often documents not read yet are checked for a queue entry. */
+export const KB_UPKEEP_EVERY_MS = 60_000;
+const REQUEUE_BATCH = 1_000;
+
+/**
+ * Queues the reading of every document not read yet, at start and every minute, on every instance
+ * (the queue keeps one entry per document): a document whose entry was lost (Redis emptied, the
+ * queue away at upload) is still read.
+ */
+export class KbUpkeep {
+  private readonly repo: KnowledgeBasesRepository;
+  private readonly queue: JobQueue;
+  private readonly log: FastifyBaseLogger | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(deps: { repo: KnowledgeBasesRepository; queue: JobQueue; log?: FastifyBaseLogger }) {
+    this.repo = deps.repo;
+    this.queue = deps.queue;
+    this.log = deps.log;
+  }
+
+  /** Queues every document not read yet; returns how many. */
+  async requeue(): Promise<number> {
+    const ids = await this.repo.unread(REQUEUE_BATCH);
+    for (const id of ids) await this.queue.add(INGEST_JOB, { id }, { id: ingestQueueId(id) });
+    return ids.length;
+  }
+
+  start(everyMs = KB_UPKEEP_EVERY_MS): void {
+    if (this.timer) return;
+    const run = () => {
+      this.requeue().catch((error: unknown) =>
+        this.log?.warn({ err: error }, "knowledge-base upkeep failed; trying again in a minute"),
+      );
+    };
+    run();
+    this.timer = setInterval(run, everyMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

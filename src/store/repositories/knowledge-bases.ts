@@ -1,0 +1,205 @@
+import { and, asc, desc, eq, inArray, ne, or, sql } from "drizzle-orm";
+import type { Database } from "../database.ts";
+import { kbDocuments, knowledgeBases } from "../schema.ts";
+
+/** A knowledge base as stored, with its documents counted. */
+export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect & {
+  documents: number;
+  readyDocuments: number;
+};
+/** A document as stored, without its file. */
+export type KbDocumentRow = Omit<typeof kbDocuments.$inferSelect, "content">;
+
+const DOCUMENT = {
+  id: kbDocuments.id,
+  kbId: kbDocuments.kbId,
+  filename: kbDocuments.filename,
+  format: kbDocuments.format,
+  sizeBytes: kbDocuments.sizeBytes,
+  status: kbDocuments.status,
+  error: kbDocuments.error,
+  passages: kbDocuments.passages,
+  pages: kbDocuments.pages,
+  createdAt: kbDocuments.createdAt,
+  updatedAt: kbDocuments.updatedAt,
+};
+
+const BASE = {
+  id: knowledgeBases.id,
+  slug: knowledgeBases.slug,
+  accountId: knowledgeBases.accountId,
+  name: knowledgeBases.name,
+  description: knowledgeBases.description,
+  shared: knowledgeBases.shared,
+  createdAt: knowledgeBases.createdAt,
+  updatedAt: knowledgeBases.updatedAt,
+  // Written out: inside a select Drizzle names columns without their table, which a subquery would misread.
+  documents: sql<number>`(select count(*)::int from kb_documents d where d.kb_id = "knowledge_bases"."id")`,
+  readyDocuments: sql<number>`(select count(*)::int from kb_documents d where d.kb_id = "knowledge_bases"."id" and d.status = 'ready')`,
+};
+
+/** Knowledge bases and their documents (the passages are kb-passages.ts's). */
+export class KnowledgeBasesRepository {
+  private readonly db: Database;
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /** Stores a new base; undefined when its slug is taken. */
+  async create(base: {
+    slug: string;
+    accountId: string;
+    name: string;
+    description: string | null;
+  }): Promise<KnowledgeBaseRow | undefined> {
+    const rows = await this.db
+      .insert(knowledgeBases)
+      .values(base)
+      .onConflictDoNothing()
+      .returning({ id: knowledgeBases.id });
+    const id = rows[0]?.id;
+    return id === undefined ? undefined : this.byId(id);
+  }
+
+  async byId(id: string): Promise<KnowledgeBaseRow | undefined> {
+    const rows = await this.db.select(BASE).from(knowledgeBases).where(eq(knowledgeBases.id, id));
+    return rows[0];
+  }
+
+  async bySlug(slug: string): Promise<KnowledgeBaseRow | undefined> {
+    const rows = await this.db.select(BASE).from(knowledgeBases).where(eq(knowledgeBases.slug, slug));
+    return rows[0];
+  }
+
+  /** Whether a slug is taken. */
+  async slugTaken(slug: string): Promise<boolean> {
+    const rows = await this.db
+      .select({ id: knowledgeBases.id })
+      .from(knowledgeBases)
+      .where(eq(knowledgeBases.slug, slug));
+    return rows.length > 0;
+  }
+
+  /** An account's bases, and with `withShared` the bases others share, newest first. */
+  async visibleTo(accountId: string, withShared: boolean): Promise<KnowledgeBaseRow[]> {
+    const whose = withShared
+      ? or(eq(knowledgeBases.accountId, accountId), eq(knowledgeBases.shared, true))
+      : eq(knowledgeBases.accountId, accountId);
+    return this.db.select(BASE).from(knowledgeBases).where(whose).orderBy(desc(knowledgeBases.createdAt));
+  }
+
+  /** Every base of the installation (operator), by slug. */
+  async all(): Promise<KnowledgeBaseRow[]> {
+    return this.db.select(BASE).from(knowledgeBases).orderBy(asc(knowledgeBases.slug));
+  }
+
+  async setShared(id: string, shared: boolean): Promise<void> {
+    await this.db
+      .update(knowledgeBases)
+      .set({ shared, updatedAt: sql`now()` })
+      .where(eq(knowledgeBases.id, id));
+  }
+
+  /** Deletes a base with its documents and passages. */
+  async delete(id: string): Promise<void> {
+    await this.db.delete(knowledgeBases).where(eq(knowledgeBases.id, id));
+  }
+
+  /** Stores an uploaded document, queued for reading. */
+  async addDocument(document: {
+    kbId: string;
+    filename: string;
+    format: string;
+    sizeBytes: number;
+    content: Buffer;
+  }): Promise<KbDocumentRow> {
+    const rows = await this.db
+      .insert(kbDocuments)
+      .values({ ...document, status: "queued" })
+      .returning(DOCUMENT);
+    const row = rows[0];
+    if (!row) throw new Error("the document could not be stored");
+    return row;
+  }
+
+  async documents(kbId: string): Promise<KbDocumentRow[]> {
+    return this.db
+      .select(DOCUMENT)
+      .from(kbDocuments)
+      .where(eq(kbDocuments.kbId, kbId))
+      .orderBy(desc(kbDocuments.createdAt), desc(kbDocuments.id));
+  }
+
+  async document(id: string): Promise<KbDocumentRow | undefined> {
+    const rows = await this.db.select(DOCUMENT).from(kbDocuments).where(eq(kbDocuments.id, id));
+    return rows[0];
+  }
+
+  /** The uploaded file of a document not read yet. */
+  async documentContent(id: string): Promise<Buffer | undefined> {
+    const rows = await this.db
+      .select({ content: kbDocuments.content })
+      .from(kbDocuments)
+      .where(eq(kbDocuments.id, id));
+    return rows[0]?.content ?? undefined;
+  }
+
+  /** Moves a document to `processing`, if it is queued or was left processing by a stopped process. */
+  async startReading(id: string): Promise<boolean> {
+    const rows = await this.db
+      .update(kbDocuments)
+      .set({ status: "processing", updatedAt: sql`now()` })
+      .where(and(eq(kbDocuments.id, id), inArray(kbDocuments.status, ["queued", "processing"])))
+      .returning({ id: kbDocuments.id });
+    return rows.length === 1;
+  }
+
+  /** A document read and embedded: ready, its file dropped. */
+  async ready(id: string, facts: { passages: number; pages: number | null }): Promise<boolean> {
+    const rows = await this.db
+      .update(kbDocuments)
+      .set({ status: "ready", ...facts, error: null, content: null, updatedAt: sql`now()` })
+      .where(and(eq(kbDocuments.id, id), eq(kbDocuments.status, "processing")))
+      .returning({ id: kbDocuments.id });
+    return rows.length === 1;
+  }
+
+  /** A document that cannot be read: failed with the reason, its file dropped. */
+  async failed(id: string, reason: string): Promise<void> {
+    await this.db
+      .update(kbDocuments)
+      .set({ status: "failed", error: reason, content: null, updatedAt: sql`now()` })
+      .where(and(eq(kbDocuments.id, id), inArray(kbDocuments.status, ["queued", "processing"])));
+  }
+
+  /** Deletes the other documents of the base with this file name (replaced by a new upload). */
+  async deleteOlderNamesakes(document: KbDocumentRow): Promise<number> {
+    const rows = await this.db
+      .delete(kbDocuments)
+      .where(
+        and(
+          eq(kbDocuments.kbId, document.kbId),
+          eq(kbDocuments.filename, document.filename),
+          ne(kbDocuments.id, document.id),
+          sql`${kbDocuments.createdAt} <= ${document.createdAt}`,
+        ),
+      )
+      .returning({ id: kbDocuments.id });
+    return rows.length;
+  }
+
+  async deleteDocument(id: string): Promise<void> {
+    await this.db.delete(kbDocuments).where(eq(kbDocuments.id, id));
+  }
+
+  /** Ids of documents not read yet (to make sure each has its queue entry). */
+  async unread(limit: number): Promise<string[]> {
+    const rows = await this.db
+      .select({ id: kbDocuments.id })
+      .from(kbDocuments)
+      .where(inArray(kbDocuments.status, ["queued", "processing"]))
+      .orderBy(asc(kbDocuments.createdAt))
+      .limit(limit);
+    return rows.map((row) => row.id);
+  }
+}
