@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { JobQueue } from "../../jobs/job-queue.ts";
+import { Periodic } from "../../jobs/periodic.ts";
 import type { KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
 import { INGEST_JOB, ingestQueueId } from "./ingest-queue.ts";
 
@@ -15,13 +16,12 @@ const REQUEUE_BATCH = 1_000;
 export class KbUpkeep {
   private readonly repo: KnowledgeBasesRepository;
   private readonly queue: JobQueue;
-  private readonly log: FastifyBaseLogger | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly periodic: Periodic;
 
   constructor(deps: { repo: KnowledgeBasesRepository; queue: JobQueue; log?: FastifyBaseLogger }) {
     this.repo = deps.repo;
     this.queue = deps.queue;
-    this.log = deps.log;
+    this.periodic = new Periodic("knowledge-base upkeep", () => this.requeue(), deps.log);
   }
 
   /** Queues every document not read yet; returns how many. */
@@ -31,20 +31,12 @@ export class KbUpkeep {
     return ids.length;
   }
 
+  /** Queues now and then every minute until stopped. */
   start(everyMs = KB_UPKEEP_EVERY_MS): void {
-    if (this.timer) return;
-    const run = () => {
-      this.requeue().catch((error: unknown) =>
-        this.log?.warn({ err: error }, "knowledge-base upkeep failed; trying again in a minute"),
-      );
-    };
-    run();
-    this.timer = setInterval(run, everyMs);
-    this.timer.unref();
+    this.periodic.start(everyMs);
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.periodic.stop();
   }
 }

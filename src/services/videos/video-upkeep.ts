@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { JobQueue } from "../../jobs/job-queue.ts";
+import { Periodic } from "../../jobs/periodic.ts";
 import type { VideoJobsRepository } from "../../store/repositories/video-jobs.ts";
 import { VIDEO_JOB, videoQueueId } from "./video-queue.ts";
 
@@ -19,7 +20,7 @@ export class VideoUpkeep {
   private readonly queue: JobQueue;
   private readonly now: () => Date;
   private readonly log: FastifyBaseLogger | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly periodic: Periodic;
 
   constructor(deps: {
     repo: VideoJobsRepository;
@@ -31,6 +32,7 @@ export class VideoUpkeep {
     this.queue = deps.queue;
     this.now = deps.now;
     this.log = deps.log;
+    this.periodic = new Periodic("video upkeep", () => Promise.all([this.sweep(), this.requeue()]), deps.log);
   }
 
   /** Deletes the videos past their 7 days; returns how many. */
@@ -49,19 +51,10 @@ export class VideoUpkeep {
 
   /** Runs both now and then every minute until stopped. */
   start(everyMs = VIDEO_UPKEEP_EVERY_MS): void {
-    if (this.timer) return;
-    const run = () => {
-      Promise.all([this.sweep(), this.requeue()]).catch((error: unknown) =>
-        this.log?.warn({ err: error }, "video upkeep failed; trying again in a minute"),
-      );
-    };
-    run();
-    this.timer = setInterval(run, everyMs);
-    this.timer.unref();
+    this.periodic.start(everyMs);
   }
 
   stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.periodic.stop();
   }
 }
