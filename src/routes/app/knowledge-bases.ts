@@ -59,12 +59,19 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, options: { servi
       if (!isMultipart(request)) {
         throw validationFailed({ file: ["Send the document as multipart/form-data in 'file'."] });
       }
-      const upload = await receiveMultipart(request, { fileField: "file", maxFileBytes: DOCUMENT_MAX_BYTES });
+      // One byte more than allowed is kept: busboy marks a file truncated once it reaches its limit,
+      // so a limit of exactly 50 MB would refuse a file of exactly 50 MB.
+      const upload = await receiveMultipart(request, {
+        fileField: "file",
+        maxFileBytes: DOCUMENT_MAX_BYTES + 1,
+      });
       try {
         const file = upload.file;
-        if (file === undefined || file.size === 0)
+        // A form sent with no file chosen has a nameless empty part; a named empty file is a
+        // document, refused with its reason (400 unsupported_document "The file is empty.").
+        if (file === undefined || (file.size === 0 && file.filename === ""))
           throw validationFailed({ file: ["The file field is required."] });
-        if (file.truncated) throw documentTooLarge();
+        if (file.truncated || file.size > DOCUMENT_MAX_BYTES) throw documentTooLarge();
         const document = await services.knowledgeBases.upload(account, request.params.slug, {
           bytes: await readFile(file.path),
           filename: cleanName(file.filename),

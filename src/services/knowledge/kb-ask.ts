@@ -1,6 +1,6 @@
 import type { Catalogue } from "../../engines/catalogue.ts";
 import type { ChatCall, ChatChunk, TokenUsage } from "../../engines/types.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError, modelNotFound } from "../../http/errors.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KnowledgeBaseRow, KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
 import type { GenerationContext, Placed, TextGeneration } from "../text/text-generation.ts";
@@ -70,8 +70,12 @@ export class KbAsk {
   ): Promise<PreparedAsk> {
     if (Number(base.readyDocuments) === 0) throw knowledgeBaseNotReady();
     const model = question.model ?? this.defaultModel ?? this.catalogue.firstOfKind("chat")?.id ?? "";
+    // Before the question is embedded: a request refused with 404 must leave no usage (spec "Billing").
+    if (this.catalogue.find(model)?.kind !== "chat") throw modelNotFound(model);
+    // Each billed step has a usage record of its own (keyed by request id); the answer keeps the request's id.
     const embedded = await this.text.embed([question.question], {
       ...context,
+      requestId: `${context.requestId}_embed`,
       endpoint: "knowledge_bases.embed",
     });
     const queryVector = embedded.result.vectors[0] ?? [];
@@ -129,7 +133,7 @@ export class KbAsk {
       const placed = await this.text.rerank(
         question,
         hits.map((hit) => hit.text),
-        { ...context, endpoint: "knowledge_bases.rerank" },
+        { ...context, requestId: `${context.requestId}_rerank`, endpoint: "knowledge_bases.rerank" },
       );
       return placed.result
         .filter((score) => hits[score.index] !== undefined)

@@ -81,7 +81,7 @@ export class KnowledgeBases {
     throw new Error("no free slug for the knowledge base");
   }
 
-  /** The account's bases, then the shared bases of others. */
+  /** The account's bases and the bases others share, newest first. */
   async list(accountId: string): Promise<KnowledgeBaseView[]> {
     const rows = await this.repo.visibleTo(accountId, true);
     return rows.map((row) => baseView(row, accountId));
