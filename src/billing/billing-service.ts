@@ -100,6 +100,33 @@ export class BillingService {
   }
 
   /**
+   * Throws the 402 that `reserve` would throw now, without holding anything: for a request whose
+   * highest cost is reserved only after a first step (a knowledge-base question is embedded before
+   * its answer is asked for) and that must be refused before that step reaches a model.
+   */
+  async checkFits(charge: Charge): Promise<void> {
+    if (!this.prepaid && charge.principal.monthlyLimitMicros === null) return;
+    const refusal = await this.repo.wouldRefuse(
+      {
+        keyId: charge.principal.keyId,
+        accountId: charge.principal.accountId,
+        month: monthOf(this.now()),
+        amountMicros: Math.max(0, Math.ceil(charge.maxCostMicros)),
+        prepaid: this.prepaid,
+      },
+      charge.principal.monthlyLimitMicros,
+    );
+    if (refusal === "spending_limit_reached") {
+      this.metrics?.refused("spending_limit");
+      throw spendingLimitReached();
+    }
+    if (refusal === "insufficient_credits") {
+      this.metrics?.refused("insufficient_credits");
+      throw insufficientCredits();
+    }
+  }
+
+  /**
    * Holds the highest possible cost of a job that outlives its request (a video): always as a row
    * in the database, even where nothing could be overspent, so that whichever process finishes the
    * job (after a restart, on another instance) closes it by request id with `closeDurable`.

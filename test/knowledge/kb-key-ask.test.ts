@@ -337,13 +337,15 @@ describe("POST /v1/knowledge-bases/{slug}/ask (key API)", () => {
     }
   });
 
-  it("a monthly limit too small for the answer's highest possible cost -> 402 spending_limit_reached, the chat model not asked, nothing charged", async () => {
+  it("spec \"Errors\" 402: a monthly limit too small for the answer's highest possible cost -> spending_limit_reached before anything is sent to a model (not even the question's embedding), nothing charged", async () => {
     const { key, keyId } = await keyOf(alice, { monthly_limit: 0.01 });
     const chats = stack.chat.requests.length;
+    const embeddings = stack.tei.requests.length;
     const answer = await ask(key, all, { question: "Where do glaciers form?" });
     expect(answer.status).toBe(402);
     expect(answer.body.error).toMatchObject({ code: "spending_limit_reached" });
     expect(stack.chat.requests.length).toBe(chats);
+    expect(stack.tei.requests.length).toBe(embeddings);
     const records = await usageOf(keyId);
     expect(records.filter((record) => record.endpoint === "knowledge_bases.ask")).toEqual([]);
     const summary = (await stack.t.admin("GET", `/usage/summary?key_id=${keyId}`)).body;

@@ -72,6 +72,12 @@ export class KbAsk {
     const model = question.model ?? this.defaultModel ?? this.catalogue.firstOfKind("chat")?.id ?? "";
     // Before the question is embedded: a request refused with 404 must leave no usage (spec "Billing").
     if (this.catalogue.find(model)?.kind !== "chat") throw modelNotFound(model);
+    // And before it reaches any model: the answer's 402 (or 503 for a model not activated), for the
+    // largest call the passages can make.
+    await this.text.checkChat?.(
+      { model, messages: askMessages(question.question, largestPassages(question.topK)), params: {} },
+      { ...context, endpoint: "knowledge_bases.ask" },
+    );
     // Each billed step has a usage record of its own (keyed by request id); the answer keeps the request's id.
     const embedded = await this.text.embed([question.question], {
       ...context,
@@ -145,4 +151,19 @@ export class KbAsk {
       throw error;
     }
   }
+}
+
+// A passage is at most about 1,000 characters and its overlap; its place adds a file name.
+const LARGEST_PASSAGE = "x".repeat(1_500);
+
+/** `count` passages as long as passages get, to bound the answer's cost before they are found. */
+function largestPassages(count: number): ChosenPassage[] {
+  return Array.from({ length: count }, () => ({
+    documentId: "",
+    document: "x".repeat(255),
+    page: null,
+    heading: "x".repeat(200),
+    text: LARGEST_PASSAGE,
+    score: 0,
+  }));
 }

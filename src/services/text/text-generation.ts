@@ -44,6 +44,8 @@ export interface Placed<T> {
  * forward when the client asked for `stream_options.include_usage`.
  */
 export interface TextGeneration {
+  /** Throws what `chat` would refuse before reaching a machine (model, 402), holding nothing. */
+  checkChat?(call: ChatCall, context: GenerationContext): Promise<void>;
   chat(call: ChatCall, context: GenerationContext): Promise<Placed<ChatCompletion>>;
   chatStream(call: ChatCall, context: GenerationContext): Promise<Placed<AsyncIterable<ChatChunk>>>;
   complete(call: CompletionCall, context: GenerationContext): Promise<Placed<TextCompletion>>;

@@ -60,6 +60,24 @@ export class TextService implements TextGeneration {
     this.activations = deps.activations;
   }
 
+  /**
+   * Refuses now what `chat` would refuse before reaching a machine (a model that is missing,
+   * unavailable or not activated; a 402 for its highest possible cost), without holding or sending
+   * anything: for callers that do paid work first (a knowledge-base question).
+   */
+  async checkChat(call: ChatCall, context: GenerationContext): Promise<void> {
+    const model = await this.model(call.model, "chat", context);
+    const bounds = chatTokenBounds(call);
+    await this.billing.checkFits({
+      requestId: context.requestId,
+      principal: context.principal,
+      endpoint: context.endpoint,
+      model: model.id,
+      tier: context.tier,
+      maxCostMicros: this.prices.tokens(model.id, context.tier, bounds.input, bounds.output),
+    });
+  }
+
   async chat(call: ChatCall, context: GenerationContext): Promise<Placed<ChatCompletion>> {
     const model = await this.model(call.model, "chat", context);
     const bounds = chatTokenBounds(call);

@@ -81,6 +81,33 @@ export class BillingRepository {
   }
 
   /**
+   * Whether `amountMicros` would fit now, without holding it: the same two checks as `reserve`, read
+   * only. For requests that must refuse before they send anything to a model but reserve later
+   * (the reservation itself still decides, atomically).
+   */
+  async wouldRefuse(
+    row: { keyId: string | null; accountId: string; month: string; amountMicros: number; prepaid: boolean },
+    monthlyLimitMicros: number | null,
+  ): Promise<ReserveRefusal | undefined> {
+    if (row.keyId !== null && monthlyLimitMicros !== null) {
+      const spend = await this.db
+        .select({ used: sql<string>`${keyMonthSpend.spentMicros} + ${keyMonthSpend.reservedMicros}` })
+        .from(keyMonthSpend)
+        .where(and(eq(keyMonthSpend.keyId, row.keyId), eq(keyMonthSpend.month, row.month)));
+      if (Number(spend[0]?.used ?? 0) + row.amountMicros > monthlyLimitMicros)
+        return "spending_limit_reached";
+    }
+    if (row.prepaid) {
+      const balances = await this.db
+        .select({ free: sql<string>`${creditBalances.balanceMicros} - ${creditBalances.heldMicros}` })
+        .from(creditBalances)
+        .where(eq(creditBalances.accountId, row.accountId));
+      if (Number(balances[0]?.free ?? 0) < Math.max(row.amountMicros, 1)) return "insufficient_credits";
+    }
+    return undefined;
+  }
+
+  /**
    * Closes a reservation: the real cost (at most what was reserved) is spent, the rest given back,
    * and the usage record written. Returns the record, or undefined when the reservation was closed
    * already (settling twice changes nothing).
