@@ -6,6 +6,7 @@ import { appAudioRoutes } from "./audio.ts";
 import { appAuthRoutes } from "./auth.ts";
 import { chatSessionRoutes } from "./chat-sessions.ts";
 import { knowledgeBaseRoutes } from "./knowledge-bases.ts";
+import { webChatRoutes } from "./web-chat.ts";
 
 /**
  * The app API under `/api/v1` (spec "App API"): a signed-in user's access token on every route but
@@ -18,4 +19,5 @@ export async function appApiRoutes(app: FastifyInstance, options: { config: Conf
   await app.register(appAuthRoutes, { services: options.services });
   await app.register(chatSessionRoutes, { services: options.services });
   await app.register(knowledgeBaseRoutes, { services: options.services });
+  await app.register(webChatRoutes, { services: options.services });
 }

@@ -81,6 +81,22 @@ export class ChatService {
     return conversationView(row, await this.repo.messages(row.id));
   }
 
+  /** The account's archived conversations (web chat only), without messages, up to 200. */
+  async listArchived(accountId: string): Promise<ConversationView[]> {
+    const rows = await this.repo.listArchived(accountId, CONVERSATION_LIST_LIMIT);
+    return rows.map((row) => conversationView(row));
+  }
+
+  /**
+   * Archives a conversation (left out of `GET /chat/sessions`, spec "Chat sessions") or brings it
+   * back; its messages stay. 404 like any other missing conversation.
+   */
+  async setArchived(accountId: string, id: string, archived: boolean): Promise<ConversationView> {
+    const row = UUID.test(id) ? await this.repo.setArchived(accountId, id, archived) : undefined;
+    if (!row) throw conversationNotFound();
+    return conversationView(row);
+  }
+
   async delete(accountId: string, id: string): Promise<void> {
     const deleted = UUID.test(id) && (await this.repo.delete(accountId, id));
     if (!deleted) throw conversationNotFound();

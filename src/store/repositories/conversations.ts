@@ -40,6 +40,27 @@ export class ConversationsRepository {
       .limit(limit);
   }
 
+  /** The account's archived conversations (the web chat's), most recently updated first. */
+  async listArchived(accountId: string, limit: number): Promise<ConversationRow[]> {
+    return this.db
+      .select()
+      .from(conversations)
+      .where(and(eq(conversations.accountId, accountId), eq(conversations.archived, true)))
+      .orderBy(desc(conversations.updatedAt), desc(conversations.createdAt), desc(conversations.id))
+      .limit(limit);
+  }
+
+  /** Archives or brings back the account's conversation; undefined when it has none of that id. */
+  async setArchived(accountId: string, id: string, archived: boolean): Promise<ConversationRow | undefined> {
+    // updated_at stays: archiving is no activity, and an unarchived conversation keeps its place.
+    const rows = await this.db
+      .update(conversations)
+      .set({ archived })
+      .where(and(eq(conversations.id, id), eq(conversations.accountId, accountId)))
+      .returning();
+    return rows[0];
+  }
+
   async create(values: {
     accountId: string;
     title: string;

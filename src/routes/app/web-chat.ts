@@ -1,0 +1,53 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { TIER_NAMES } from "../../config/schema.ts";
+import { listedModels } from "../../engines/catalogue.ts";
+import type { Services } from "../../services/create-services.ts";
+import { requireUser } from "./app-user.ts";
+
+type WithId = { Params: { id: string } };
+
+/**
+ * The few endpoints of the app API that only the web chat uses (issue 14): the chat models a
+ * signed-in user may pick, with the tiers, and archiving, which exists only in the web chat (spec
+ * "Chat sessions": archived conversations are left out of `GET /chat/sessions`). Under
+ * `/api/v1/web/`, behind the same access token and verified email as every app route.
+ */
+export async function webChatRoutes(app: FastifyInstance, options: { services: Services }) {
+  const { services } = options;
+  const accountOf = (request: FastifyRequest) => requireUser(request).id;
+
+  app.get("/web/models", async (request) => {
+    requireUser(request);
+    const config = services.config;
+    const active = await services.activations.active();
+    const data = listedModels(config)
+      .filter((model) => model.kind === "chat")
+      .map((model) => ({
+        id: model.id,
+        vision: model.vision ?? false,
+        // A model served on request answers 503 until the operator activates it.
+        available: !model.on_request || active.has(model.id),
+        machines: services.engines.serving(model.id).length,
+      }));
+    return {
+      data,
+      default_model: config.app.default_chat_label,
+      tiers: TIER_NAMES,
+      default_tier: "slow",
+    };
+  });
+
+  app.get("/web/chat/sessions/archived", async (request) => ({
+    data: await services.chat.listArchived(accountOf(request)),
+  }));
+
+  app.post<WithId>("/web/chat/sessions/:id/archive", async (request) => ({
+    ...(await services.chat.setArchived(accountOf(request), request.params.id, true)),
+    archived: true,
+  }));
+
+  app.post<WithId>("/web/chat/sessions/:id/unarchive", async (request) => ({
+    ...(await services.chat.setArchived(accountOf(request), request.params.id, false)),
+    archived: false,
+  }));
+}
