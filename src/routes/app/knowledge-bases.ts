@@ -34,11 +34,9 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, options: { servi
     return reply.code(201).send(await services.knowledgeBases.create(accountOf(request), fields));
   });
 
-  app.get<WithSlug>("/rag/kb/:slug", async (request) => {
-    const account = accountOf(request);
-    const base = await services.knowledgeBases.get(account, request.params.slug);
-    return { ...base, documents_list: await services.knowledgeBases.documents(account, request.params.slug) };
-  });
+  app.get<WithSlug>("/rag/kb/:slug", (request) =>
+    services.knowledgeBases.detail(accountOf(request), request.params.slug),
+  );
 
   app.delete<WithSlug>("/rag/kb/:slug", async (request, reply) => {
     await services.knowledgeBases.delete(accountOf(request), request.params.slug);

@@ -87,22 +87,31 @@ export class KnowledgeBases {
     return rows.map((row) => baseView(row, accountId));
   }
 
-  /** A base the account may read: its own or a shared one; 404 otherwise. */
-  async get(accountId: string, slug: string): Promise<KnowledgeBaseView> {
-    return baseView(await this.readable(accountId, slug), accountId);
-  }
-
   /** A base the account may ask: its own or a shared one. */
   async readable(accountId: string, slug: string): Promise<KnowledgeBaseRow> {
-    const row = isKbSlug(slug) ? await this.repo.bySlug(slug) : undefined;
-    if (!row || (row.accountId !== accountId && !row.shared)) throw knowledgeBaseNotFound();
-    return row;
+    return this.find(slug, (row) => row.accountId === accountId || row.shared);
   }
 
   /** A base the account owns (to change it); another's, shared or not, is 404. */
   async owned(accountId: string, slug: string): Promise<KnowledgeBaseRow> {
+    return this.find(slug, (row) => row.accountId === accountId);
+  }
+
+  /** A base the account may read, with its documents (one lookup of the base). */
+  async detail(
+    accountId: string,
+    slug: string,
+  ): Promise<KnowledgeBaseView & { documents_list: KbDocumentView[] }> {
+    const row = await this.readable(accountId, slug);
+    return {
+      ...baseView(row, accountId),
+      documents_list: (await this.repo.documents(row.id)).map(documentView),
+    };
+  }
+
+  private async find(slug: string, allowed: (row: KnowledgeBaseRow) => boolean): Promise<KnowledgeBaseRow> {
     const row = isKbSlug(slug) ? await this.repo.bySlug(slug) : undefined;
-    if (!row || row.accountId !== accountId) throw knowledgeBaseNotFound();
+    if (!row || !allowed(row)) throw knowledgeBaseNotFound();
     return row;
   }
 
