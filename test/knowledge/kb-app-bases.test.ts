@@ -215,7 +215,7 @@ const CALLS: Array<[string, Call]> = [
   ["POST /rag/kb/{slug}/chat", (user, slug) => user.post(`/rag/kb/${slug}/chat`, { question: "Bread?" })],
 ];
 
-describe("App API: another account's private base is 404 exactly like a missing one", () => {
+describe('spec "App API errors" 404: another account\'s private base is 404 exactly like a missing one', () => {
   let owner: AppUserHandle;
   let stranger: AppUserHandle;
   let slug: string;
@@ -310,7 +310,7 @@ describe("Authentication: the knowledge-base routes need a signed-in user with a
   });
 });
 
-describe("Rate limits: POST /rag/kb, 30 per minute per user, on the user counter shared with docs (10) and chat (30)", () => {
+describe('spec "Rate limits": POST /rag/kb, 30 per minute per user, on the user counter shared with docs (10) and chat (30)', () => {
   it("the 31st is 429 `Too Many Attempts.` with Retry-After; uploads were refused from the 11th call on; another user is free", async () => {
     const user = await s.user();
     for (let i = 1; i <= 30; i++) {

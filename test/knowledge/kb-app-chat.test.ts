@@ -42,7 +42,7 @@ async function nature(s: KbStack) {
   return { user, slug, documents };
 }
 
-describe("Knowledge-base chat: POST /rag/kb/{slug}/chat", () => {
+describe('spec "Events" (as chat sessions: delta, error, done; status 200 once started): knowledge-base chat, POST /rag/kb/{slug}/chat', () => {
   let s: KbStack;
   let user: AppUserHandle;
   let slug: string;
@@ -250,7 +250,7 @@ describe("Knowledge-base chat: POST /rag/kb/{slug}/chat", () => {
   });
 });
 
-describe("Rate limits: POST /rag/kb/{slug}/chat, 30 per minute per user, on the shared user counter", () => {
+describe('spec "Rate limits": POST /rag/kb/{slug}/chat, 30 per minute per user, on the shared user counter', () => {
   let s: KbStack;
   beforeAll(async () => {
     s = await startKbStack();

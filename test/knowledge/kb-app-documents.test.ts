@@ -206,7 +206,7 @@ describe("Documents: 422 validation_error without a file", () => {
   });
 });
 
-describe("Limits: a document of at most 50 MB", () => {
+describe('spec "Limits": a document of at most 50 MB', () => {
   let base: { user: AppUserHandle; slug: string };
   beforeAll(async () => {
     base = await freshBase();
@@ -310,7 +310,7 @@ describe("Documents: DELETE /rag/kb/{slug}/docs/{id}", () => {
   });
 });
 
-describe("Rate limits: POST /rag/kb/{slug}/docs, 10 per minute per user, on the shared user counter", () => {
+describe('spec "Rate limits": POST /rag/kb/{slug}/docs, 10 per minute per user, on the shared user counter', () => {
   it("after the base and 9 uploads, the next upload is 429 with Retry-After; creating a base (30) still works", async () => {
     const { user, slug } = await freshBase();
     for (let i = 1; i <= 9; i++) {

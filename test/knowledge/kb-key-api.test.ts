@@ -18,7 +18,7 @@ const TIERS = {
 // biome-ignore lint/suspicious/noExplicitAny: test bodies are checked by assertions, not by types.
 type Json = any;
 
-describe("GET /v1/knowledge-bases (key API): the account's and the shared bases that have a ready document", () => {
+describe('spec "Text generation parameters": GET /v1/knowledge-bases (key API) lists the account\'s and the shared bases that have a ready document', () => {
   let stack: KbStack;
   let alice: AppUserHandle;
   let bob: AppUserHandle;

@@ -36,7 +36,7 @@ const CONFIG = {
   ],
 };
 
-describe("POST /v1/knowledge-bases/{slug}/ask (key API)", () => {
+describe('spec "Text generation parameters" (knowledge-base ask: question up to 2,000 characters, top_k 1 to 20, out of range 422, other fields ignored; chat model prices): POST /v1/knowledge-bases/{slug}/ask (key API)', () => {
   let stack: KbStack;
   let alice: AppUserHandle;
   let bob: AppUserHandle;
