@@ -37,6 +37,7 @@ import { createServices, type Services } from "./services/create-services.ts";
 import { INGEST_JOB, type IngestJobData } from "./services/knowledge/ingest-queue.ts";
 import { VIDEO_JOB, type VideoJobData } from "./services/videos/video-queue.ts";
 import type { Store } from "./store/database.ts";
+import { webChatRoutes } from "./web/server/web-chat-routes.ts";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -167,6 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   startVideoWork(services);
   startDocumentWork(services);
   await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
+  if (config.app.web_chat.enabled) await app.register(webChatRoutes, { config: () => services.config });
   if (config.server.admin_token) {
     const adminToken = config.server.admin_token;
     await app.register(adminRoutes, {

@@ -213,6 +213,12 @@ export const configSchema = z
         public_url: z
           .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
           .default("http://localhost:8080"),
+        web_chat: z
+          .strictObject({
+            /** Zona's own chat page at / (the mails link to it); false leaves / to the operator. */
+            enabled: z.boolean().default(true),
+          })
+          .prefault({}),
         mail: z
           .strictObject({
             /** smtp:// or smtps:// URL of the mail server; without it mail waits in the outbox (`zona mail list`). */

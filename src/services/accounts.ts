@@ -83,6 +83,14 @@ export class AccountsService {
     return row;
   }
 
+  /** Sets the account's language: its mails, its default voice and the web chat's texts. */
+  async setLanguage(id: string, language: Language): Promise<AccountRow> {
+    await this.get(id);
+    const row = await this.repo.update(id, { language });
+    if (!row) throw itemNotFound(`Account ${id} not found.`);
+    return row;
+  }
+
   async markEmailVerified(id: string): Promise<AccountRow> {
     await this.get(id);
     const row = await this.repo.update(id, { emailVerified: true });

@@ -1,13 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { TIER_NAMES } from "../../config/schema.ts";
+import { LANGUAGES, TIER_NAMES } from "../../config/schema.ts";
 import { listedModels } from "../../engines/catalogue.ts";
+import { bodyFields, FieldErrors, textField } from "../../http/app-fields.ts";
+import type { Language } from "../../services/accounts.ts";
 import type { Services } from "../../services/create-services.ts";
 import { requireUser } from "./app-user.ts";
 
 type WithId = { Params: { id: string } };
 
 /**
- * The few endpoints of the app API that only the web chat uses (issue 14): the chat models a
+ * The few endpoints of the app API that only the web chat uses (issue 14): the signed-in user with
+ * the account language (read and set), the chat models a
  * signed-in user may pick, with the tiers, and archiving, which exists only in the web chat (spec
  * "Chat sessions": archived conversations are left out of `GET /chat/sessions`). Under
  * `/api/v1/web/`, behind the same access token and verified email as every app route.
@@ -15,6 +18,28 @@ type WithId = { Params: { id: string } };
 export async function webChatRoutes(app: FastifyInstance, options: { services: Services }) {
   const { services } = options;
   const accountOf = (request: FastifyRequest) => requireUser(request).id;
+
+  // Who is signed in, also before the email is verified: the web chat shows "check your mail".
+  app.get("/web/me", { config: { allowUnverified: true } }, async (request) => {
+    const user = requireUser(request);
+    return { id: user.id, email: user.email, email_verified: user.emailVerified, language: user.language };
+  });
+
+  app.patch("/web/me", { config: { allowUnverified: true } }, async (request) => {
+    const user = requireUser(request);
+    const fields = bodyFields(request.body);
+    const errors = new FieldErrors();
+    const language = textField(fields, "language", { required: true, max: 8, oneOf: LANGUAGES }, errors);
+    errors.check();
+    const account = await services.accounts.setLanguage(user.id, language as Language);
+    services.appSessions.forget(user.id);
+    return {
+      id: account.id,
+      email: account.email,
+      email_verified: account.emailVerified,
+      language: account.language,
+    };
+  });
 
   app.get("/web/models", async (request) => {
     requireUser(request);

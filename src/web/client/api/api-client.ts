@@ -1,0 +1,135 @@
+import { ApiError } from "./api-error.ts";
+import { currentSession, type Session, saveSession } from "./session-store.ts";
+import type { LoginResponse } from "./types.ts";
+
+/** Where the app API is: the web chat is served by the same Zona. */
+export const API_BASE = "/api/v1";
+// Refresh a little before the access token runs out, so no request is refused for it.
+const EARLY_REFRESH_MS = 60_000;
+
+type SignOutListener = (reason: "expired") => void;
+let signOutListener: SignOutListener = () => {};
+
+/** Called when the session ended without the user asking (its refresh token was refused). */
+export function onSessionExpired(listener: SignOutListener): void {
+  signOutListener = listener;
+}
+
+/** The session a login, register, refresh or password-reset answer makes. */
+export function sessionOf(login: LoginResponse): Session {
+  return {
+    accessToken: login.access_token,
+    refreshToken: login.refresh_token,
+    accessExpiresAt: Date.now() + login.access_expires_in_seconds * 1000,
+  };
+}
+
+interface CallOptions {
+  /** Send the access token (default); false for sign-in, register and the mail links. */
+  auth?: boolean;
+  signal?: AbortSignal;
+}
+
+/**
+ * Calls the app API and returns the response when it is a success; otherwise throws ApiError. With
+ * the access token refused (401) it refreshes the session once and tries again.
+ */
+export async function apiFetch(
+  path: string,
+  init: RequestInit = {},
+  options: CallOptions = {},
+): Promise<Response> {
+  if (options.auth === false) return checked(await send(path, init, null, options.signal));
+  let session = currentSession();
+  if (!session) throw new ApiError(401, "unauthorized", "Not signed in.");
+  if (session.accessExpiresAt - Date.now() < EARLY_REFRESH_MS) session = (await refresh(session)) ?? session;
+  let response = await send(path, init, session, options.signal);
+  if (response.status === 401) {
+    const renewed = await refresh(session);
+    if (!renewed) throw new ApiError(401, "unauthorized", "The session ended.");
+    response = await send(path, init, renewed, options.signal);
+  }
+  return checked(response);
+}
+
+/** JSON in, JSON out (undefined for 204). */
+export async function api<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: CallOptions = {},
+): Promise<T> {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { "content-type": "application/json" };
+  }
+  const response = await apiFetch(path, init, options);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+async function send(
+  path: string,
+  init: RequestInit,
+  session: Session | null,
+  signal?: AbortSignal,
+): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (session) headers.set("authorization", `Bearer ${session.accessToken}`);
+  try {
+    return await fetch(`${API_BASE}${path}`, { ...init, headers, ...(signal ? { signal } : {}) });
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new ApiError(0, "network", "Zona could not be reached.");
+  }
+}
+
+async function checked(response: Response): Promise<Response> {
+  if (response.ok) return response;
+  throw await ApiError.from(response);
+}
+
+let refreshing: Promise<Session | null> | undefined;
+
+/**
+ * Trades the refresh token for a new pair, once at a time across this browser's tabs (a refresh
+ * token works once: a second use would revoke every session of the account). When another tab
+ * refreshed meanwhile, its pair is used. A refused refresh token ends the session.
+ */
+function refresh(stale: Session): Promise<Session | null> {
+  refreshing ??= underLock(async () => {
+    const now = currentSession();
+    if (!now) return null;
+    if (now.refreshToken !== stale.refreshToken) return now;
+    const response = await send(
+      "/auth/refresh",
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ refresh_token: now.refreshToken }),
+      },
+      null,
+    );
+    if (response.ok) {
+      const session = sessionOf((await response.json()) as LoginResponse);
+      saveSession(session);
+      return session;
+    }
+    if (response.status === 401 || response.status === 422) {
+      saveSession(null);
+      signOutListener("expired");
+      return null;
+    }
+    throw await ApiError.from(response);
+  }).finally(() => {
+    refreshing = undefined;
+  });
+  return refreshing;
+}
+
+function underLock<T>(run: () => Promise<T>): Promise<T> {
+  if (typeof navigator !== "undefined" && navigator.locks)
+    return navigator.locks.request("zona.refresh", run);
+  return run();
+}

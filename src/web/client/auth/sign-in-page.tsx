@@ -1,0 +1,88 @@
+import { useState } from "preact/hooks";
+import { api } from "../api/api-client.ts";
+import { ApiError } from "../api/api-error.ts";
+import type { LoginResponse } from "../api/types.ts";
+import { t } from "../i18n/i18n.ts";
+import { Link, useLocation } from "../router.tsx";
+import { errorText } from "../ui/error-text.ts";
+import { FormField } from "../ui/form-field.tsx";
+import { installationName } from "../ui/installation.ts";
+import { AuthLayout } from "./auth-layout.tsx";
+import { useAuth } from "./auth-state.tsx";
+
+/** Sign in with email and password (`POST /auth/login`). */
+export function SignInPage() {
+  const auth = useAuth();
+  const { query } = useLocation();
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const notice = query.has("ended")
+    ? t("auth.sessionExpired")
+    : query.has("signed_out")
+      ? t("auth.signedOut")
+      : undefined;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const login = await api<LoginResponse>("POST", "/auth/login", { email, password }, { auth: false });
+      await auth.signedIn(login);
+    } catch (failure) {
+      setError(
+        failure instanceof ApiError && (failure.code === "invalid_credentials" || failure.status === 422)
+          ? t("auth.wrongCredentials")
+          : errorText(failure),
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <AuthLayout title={t("auth.signInTitle", { name: installationName() })}>
+      {notice && !error && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <form onSubmit={submit} noValidate>
+        <FormField
+          label={t("auth.email")}
+          type="email"
+          name="email"
+          autocomplete="username"
+          required
+          value={email}
+          onValue={setEmail}
+        />
+        <FormField
+          label={t("auth.password")}
+          type="password"
+          name="password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onValue={setPassword}
+        />
+        {error && (
+          <p class="notice error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" class="primary" disabled={busy}>
+          {t("auth.signIn")}
+        </button>
+      </form>
+      <p class="auth-links">
+        <Link href="/forgot-password">{t("auth.forgot")}</Link>
+      </p>
+      <p class="auth-links">
+        {t("auth.noAccount")} <Link href="/register">{t("auth.register")}</Link>
+      </p>
+    </AuthLayout>
+  );
+}
