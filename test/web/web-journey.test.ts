@@ -15,6 +15,8 @@ describe.skipIf(!CHROMIUM)(
       const email = `journey-${Date.now()}@example.com`;
       await page.goto("/");
       await expect.poll(() => new URL(page.url()).pathname).toBe("/sign-in");
+      await page.getByRole("heading", { name: "Sign in to Zona" }).waitFor();
+      await page.screenshot({ path: s.screenshotPath("sign-in") });
       await page.getByRole("link", { name: "Create account" }).click();
       await page.getByLabel("Email").fill(email);
       await page.getByLabel("Password").fill("correct horse battery");

@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
+import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, onSessionExpired, sessionOf } from "./api/api-client.ts";
 import { ApiError } from "./api/api-error.ts";
-import { currentSession, onSessionChange, saveSession } from "./api/session-store.ts";
+import { currentSession, onOtherTabSessionChange, saveSession } from "./api/session-store.ts";
 import type { LoginResponse, User } from "./api/types.ts";
 import { AuthContext, type AuthState } from "./auth/auth-state.tsx";
 import { CheckMailPage } from "./auth/check-mail-page.tsx";
@@ -29,38 +29,60 @@ type Loaded =
   | { state: "ready"; user: User | null }
   | { state: "failed"; message: string };
 
+/**
+ * Leaves the signed-in screens with a full page load: the conversations, models and answers the
+ * page keeps for the account are gone with it, so whoever signs in next sees none of them.
+ */
+function reloadAt(to: string): void {
+  location.replace(to);
+}
+
 /** The web chat: who is signed in decides which screens the address may show. */
 export function App() {
   const { path } = useLocation();
   const [loaded, setLoaded] = useState<Loaded>({ state: "loading" });
   const [, setLanguageTick] = useState(0);
+  // The user the page shows now, for the listeners (which outlive a render).
+  const shown = useRef<User | null>(null);
+  shown.current = loaded.state === "ready" ? loaded.user : null;
 
   useEffect(() => onLanguageChange(() => setLanguageTick((tick) => tick + 1)), []);
 
   const loadUser = useCallback(async () => {
     if (!currentSession()) {
-      setLoaded({ state: "ready", user: null });
+      if (shown.current) reloadAt("/sign-in");
+      else setLoaded({ state: "ready", user: null });
       return;
     }
     try {
       const user = await api<User>("GET", "/web/me");
+      // Another account than the one shown (signed in meanwhile in another tab): start afresh.
+      if (shown.current && shown.current.id !== user.id) {
+        reloadAt("/");
+        return;
+      }
       setLanguage(user.language);
       setLoaded({ state: "ready", user });
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) setLoaded({ state: "ready", user: null });
-      else setLoaded({ state: "failed", message: errorText(error) });
+      if (error instanceof ApiError && error.status === 401) {
+        if (shown.current) reloadAt("/sign-in?ended=1");
+        else setLoaded({ state: "ready", user: null });
+      } else setLoaded({ state: "failed", message: errorText(error) });
     }
   }, []);
 
   useEffect(() => {
     void loadUser();
-    onSessionExpired(() => {
-      setLoaded({ state: "ready", user: null });
-      navigate("/sign-in?ended=1", { replace: true });
-    });
-    // Another tab signed in or out.
-    return onSessionChange((session) => {
-      if (!session) setLoaded({ state: "ready", user: null });
+    // The refresh token was refused: this tab's session ended without the user asking.
+    onSessionExpired(() => reloadAt("/sign-in?ended=1"));
+    // Another tab signed in, refreshed or signed out.
+    return onOtherTabSessionChange((session) => {
+      const user = shown.current;
+      if (!session) {
+        if (user) reloadAt("/sign-in");
+      } else if (!user || (session.userId !== undefined && session.userId !== user.id)) {
+        void loadUser();
+      }
     });
   }, [loadUser]);
 
@@ -80,8 +102,7 @@ export function App() {
           });
         }
         saveSession(null);
-        setLoaded({ state: "ready", user: null });
-        navigate("/sign-in?signed_out=1", { replace: true });
+        reloadAt("/sign-in?signed_out=1");
       },
     }),
     [loaded, loadUser],

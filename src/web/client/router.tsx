@@ -2,27 +2,35 @@ import type { AnchorHTMLAttributes, ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 
 const listeners = new Set<() => void>();
+// Counts every navigation, also one to the address already shown (a tap on "New chat" in "New chat").
+let visits = 0;
+
+function moved(): void {
+  visits += 1;
+  for (const listener of listeners) listener();
+}
 
 /** Goes to another screen of the web chat without loading the page again. */
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   if (options.replace) history.replaceState(null, "", to);
   else history.pushState(null, "", to);
-  for (const listener of listeners) listener();
+  moved();
 }
 
-window.addEventListener("popstate", () => {
-  for (const listener of listeners) listener();
-});
+window.addEventListener("popstate", moved);
 
-/** The address of the page now; the component renders again when it changes. */
-export function useLocation(): { path: string; query: URLSearchParams } {
+/**
+ * The address of the page now; the component renders again when it changes. `visit` changes with
+ * every navigation, even to the same address.
+ */
+export function useLocation(): { path: string; query: URLSearchParams; visit: number } {
   const [, setTick] = useState(0);
   useEffect(() => {
     const listener = () => setTick((tick) => tick + 1);
     listeners.add(listener);
     return () => void listeners.delete(listener);
   }, []);
-  return { path: location.pathname, query: new URLSearchParams(location.search) };
+  return { path: location.pathname, query: new URLSearchParams(location.search), visit: visits };
 }
 
 /** The parameters of `path` under `pattern` (`/c/:id`), or undefined when it does not match. */

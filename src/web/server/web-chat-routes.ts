@@ -75,8 +75,23 @@ function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: WebAsset
     .header("cache-control", `public, max-age=${YEAR_SECONDS}, immutable`)
     .header("vary", "Accept-Encoding")
     .type(asset.type);
-  const accepted = String(request.headers["accept-encoding"] ?? "");
-  if (/\bbr\b/.test(accepted)) return reply.header("content-encoding", "br").send(asset.brotli);
-  if (/\bgzip\b/.test(accepted)) return reply.header("content-encoding", "gzip").send(asset.gzip);
+  const accepted = acceptedCodings(String(request.headers["accept-encoding"] ?? ""));
+  if (accepted("br")) return reply.header("content-encoding", "br").send(asset.brotli);
+  if (accepted("gzip")) return reply.header("content-encoding", "gzip").send(asset.gzip);
   return reply.send(asset.body);
+}
+
+/**
+ * Whether an `Accept-Encoding` takes a coding (RFC 9110 §12.5.3): named, or covered by `*`, with a
+ * weight above 0 (`br;q=0` refuses brotli).
+ */
+function acceptedCodings(header: string): (coding: string) => boolean {
+  const weights = new Map<string, number>();
+  for (const part of header.split(",")) {
+    const [name = "", ...params] = part.trim().toLowerCase().split(";");
+    if (name === "") continue;
+    const q = params.map((param) => /^\s*q\s*=\s*([0-9.]+)\s*$/.exec(param)?.[1]).find(Boolean);
+    weights.set(name.trim(), q === undefined ? 1 : Number(q));
+  }
+  return (coding) => (weights.get(coding) ?? weights.get("*") ?? 0) > 0;
 }

@@ -21,6 +21,7 @@ export function sessionOf(login: LoginResponse): Session {
     accessToken: login.access_token,
     refreshToken: login.refresh_token,
     accessExpiresAt: Date.now() + login.access_expires_in_seconds * 1000,
+    userId: login.user.id,
   };
 }
 
@@ -41,15 +42,50 @@ export async function apiFetch(
 ): Promise<Response> {
   if (options.auth === false) return checked(await send(path, init, null, options.signal));
   let session = currentSession();
-  if (!session) throw new ApiError(401, "unauthorized", "Not signed in.");
-  if (session.accessExpiresAt - Date.now() < EARLY_REFRESH_MS) session = (await refresh(session)) ?? session;
+  if (!session) throw sessionEnded();
+  if (session.accessExpiresAt - Date.now() < EARLY_REFRESH_MS) session = await refreshEarly(session);
   let response = await send(path, init, session, options.signal);
   if (response.status === 401) {
     const renewed = await refresh(session);
-    if (!renewed) throw new ApiError(401, "unauthorized", "The session ended.");
+    if (!renewed) throw sessionEnded();
     response = await send(path, init, renewed, options.signal);
   }
   return checked(response);
+}
+
+function sessionEnded(): ApiError {
+  return new ApiError(401, "unauthorized", "The session ended.");
+}
+
+/**
+ * Refreshes a session whose access token runs out soon. A refused refresh token ends the session:
+ * nothing more is sent with its access token, even one still valid (the server revoked the account's
+ * refresh tokens because one was used twice). Any other failure (network, 429, 5xx) leaves a still
+ * valid access token in use.
+ */
+async function refreshEarly(session: Session): Promise<Session> {
+  let renewed: Session | null;
+  try {
+    renewed = await refresh(session);
+  } catch (error) {
+    if (session.accessExpiresAt > Date.now()) return session;
+    throw error;
+  }
+  if (!renewed) throw sessionEnded();
+  return renewed;
+}
+
+/**
+ * The access token for a call made outside apiFetch (an upload with progress through
+ * XMLHttpRequest), refreshed first when it is about to run out, or when `renew` (it was refused).
+ */
+export async function freshAccessToken(options: { renew?: boolean } = {}): Promise<string> {
+  const session = currentSession();
+  if (!session) throw new ApiError(401, "unauthorized", "Not signed in.");
+  if (!options.renew && session.accessExpiresAt - Date.now() >= EARLY_REFRESH_MS) return session.accessToken;
+  const renewed = await refresh(session);
+  if (!renewed) throw new ApiError(401, "unauthorized", "The session ended.");
+  return renewed.accessToken;
 }
 
 /** JSON in, JSON out (undefined for 204). */

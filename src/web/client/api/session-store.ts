@@ -4,11 +4,12 @@ export interface Session {
   refreshToken: string;
   /** Milliseconds since the epoch after which the access token is refused. */
   accessExpiresAt: number;
+  /** The account the tokens are of (absent in sessions kept by an older page). */
+  userId?: string;
 }
 
 const KEY = "zona.session";
 type Listener = (session: Session | null) => void;
-const listeners = new Set<Listener>();
 
 /** The session kept in this browser, shared by its tabs. */
 export function currentSession(): Session | null {
@@ -21,28 +22,24 @@ export function currentSession(): Session | null {
       accessToken: value.accessToken,
       refreshToken: value.refreshToken,
       accessExpiresAt: Number(value.accessExpiresAt) || 0,
+      ...(typeof value.userId === "string" ? { userId: value.userId } : {}),
     };
   } catch {
     return null;
   }
 }
 
-/** Keeps a new session (after sign-in or a refresh) or forgets it (null), and tells the page. */
+/** Keeps a new session (after sign-in or a refresh) or forgets it (null); the other tabs hear of it. */
 export function saveSession(session: Session | null): void {
   if (session) localStorage.setItem(KEY, JSON.stringify(session));
   else localStorage.removeItem(KEY);
-  for (const listener of listeners) listener(session);
 }
 
-/** Calls `listener` when this tab or another one signs in, refreshes or signs out. */
-export function onSessionChange(listener: Listener): () => void {
-  listeners.add(listener);
+/** Calls `listener` when another tab of this browser signs in, refreshes or signs out. */
+export function onOtherTabSessionChange(listener: Listener): () => void {
   const fromOtherTab = (event: StorageEvent) => {
-    if (event.key === KEY) listener(currentSession());
+    if (event.key === KEY || event.key === null) listener(currentSession());
   };
   window.addEventListener("storage", fromOtherTab);
-  return () => {
-    listeners.delete(listener);
-    window.removeEventListener("storage", fromOtherTab);
-  };
+  return () => window.removeEventListener("storage", fromOtherTab);
 }

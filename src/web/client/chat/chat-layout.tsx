@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { t } from "../i18n/i18n.ts";
 import { KnowledgeBasePages } from "../kb/kb-pages.tsx";
-import { matchPath } from "../router.tsx";
+import { matchPath, useLocation } from "../router.tsx";
 import { installationName } from "../ui/installation.ts";
 import { ArchivedPage } from "./archived-page.tsx";
 import { ConversationView } from "./conversation-view.tsx";
@@ -12,8 +12,9 @@ import { Sidebar } from "./sidebar.tsx";
 export function ChatLayout(props: { path: string }) {
   const { path } = props;
   const [drawerOpen, setDrawerOpen] = useState(false);
-  // A new screen closes the drawer on a phone.
-  useEffect(() => setDrawerOpen(false), [path]);
+  // Any navigation closes the drawer on a phone, also a link to the screen already shown.
+  const { visit } = useLocation();
+  useEffect(() => setDrawerOpen(false), [visit]);
 
   return (
     <div class={drawerOpen ? "shell drawer-open" : "shell"}>

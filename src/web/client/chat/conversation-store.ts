@@ -64,7 +64,8 @@ function fromSaved(message: Message): ChatMessage {
   return {
     key: message.id,
     role: message.role,
-    content: message.content,
+    // A failed answer is saved as the fixed text; the page shows its own words for it.
+    content: failed ? "" : message.content,
     state: failed ? "failed" : "saved",
   };
 }
@@ -127,7 +128,8 @@ export function stop(id: string): void {
 
 /**
  * Sends a message and follows its answer stream (`POST /chat/sessions/{id}/messages`), appending
- * each `delta`. A failed answer shows the fixed failure text; a stopped one keeps its text.
+ * each `delta`. A failed answer shows the failure text under the pieces that arrived (the app API
+ * saves only the fixed text: they are gone after a reload); a stopped one keeps its text.
  */
 export async function send(id: string, content: string, model: string, tier: string): Promise<void> {
   if (controllers.has(id)) return;
@@ -150,6 +152,7 @@ export async function send(id: string, content: string, model: string, tier: str
     }));
   let text = "";
   let outcome: "ok" | "error" | undefined;
+  let failed = false;
   let titleQueued = false;
   try {
     const response = await apiFetch(
@@ -166,18 +169,19 @@ export async function send(id: string, content: string, model: string, tier: str
         text += event.text;
         answer({ content: text });
       } else if (event.type === "error") {
-        answer({ state: "failed", content: FAILED_ANSWER, failure: event.code });
+        failed = true;
+        answer({ state: "failed", content: text, failure: event.code });
       } else if (event.type === "done") {
         outcome = event.outcome;
         titleQueued = event.title_job_queued;
       }
     });
+    // A stream that ended without `done` (or without saying why it failed) failed all the same.
     if (outcome === "ok") answer({ state: "saved" });
-    else if (outcome === undefined)
-      answer({ state: "failed", content: FAILED_ANSWER, failure: "upstream_error" });
+    else if (!failed) answer({ state: "failed", content: text, failure: "upstream_error" });
   } catch (error) {
     if (controller.signal.aborted) answer({ state: "stopped" });
-    else answer({ state: "failed", content: FAILED_ANSWER, failure: errorText(error) });
+    else answer({ state: "failed", content: text, failure: errorText(error) });
   } finally {
     controllers.delete(id);
     update(id, () => ({ answering: false }));

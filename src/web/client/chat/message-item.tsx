@@ -22,16 +22,20 @@ export function MessageItem(props: { message: ChatMessage; onRetry?: (() => void
   }
   if (message.state === "failed") {
     const detail = failureText(message.failure);
+    // The pieces that arrived before a failure midway stay until a reload (only the failure is saved).
     return (
       <article class="message assistant failed" aria-label={t("chat.assistant")}>
-        <div class="bubble" role="alert">
-          <p class="failure-text">{t("chat.failed")}</p>
-          {detail && <p class="failure-detail muted small">{detail}</p>}
-          {props.onRetry && (
-            <button type="button" class="retry" onClick={props.onRetry}>
-              {t("common.retry")}
-            </button>
-          )}
+        <div class="bubble">
+          {message.content !== "" && <MarkdownView source={message.content} />}
+          <div role="alert">
+            <p class="failure-text">{t("chat.failed")}</p>
+            {detail && <p class="failure-detail muted small">{detail}</p>}
+            {props.onRetry && (
+              <button type="button" class="retry" onClick={props.onRetry}>
+                {t("common.retry")}
+              </button>
+            )}
+          </div>
         </div>
       </article>
     );

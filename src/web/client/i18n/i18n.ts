@@ -17,6 +17,8 @@ const TEXTS = Object.fromEntries(
 
 const STORED = "zona.language";
 let current: UiLanguage = initialLanguage();
+// The page was served with the installation's language; screen readers must read the one shown.
+document.documentElement.lang = current;
 const listeners = new Set<(language: UiLanguage) => void>();
 
 /** Before sign-in: the language last used here, else the browser's, else the installation's. */

@@ -11,8 +11,24 @@ const marked = new Marked({
       const label = language ? ` data-language="${escapeHtml(language)}"` : "";
       return `<pre${label}><code class="hljs">${html}</code></pre>\n`;
     },
+    // HTML the model wrote is shown as text: Chromium reports a CSP violation as soon as an
+    // `onerror` or `style` attribute is parsed, even into DOMPurify's inert document, so such
+    // markup must never reach a parser. Only a few bare formatting tags stay tags.
+    html({ text, block }) {
+      const shown = keepBareTags(escapeHtml(text));
+      return block ? `<p>${shown.trim().replace(/\n/g, "<br>")}</p>\n` : shown;
+    },
   },
 });
+
+// Tags without attributes that answers use for formatting (a `<br>` in a table cell, `<sup>`).
+const BARE_TAG = /&lt;(\/?)(br|sup|sub|kbd|b|i|u|em|strong|s|del|ins|mark|small)\s*\/?&gt;/gi;
+
+function keepBareTags(escaped: string): string {
+  return escaped.replace(BARE_TAG, (_, close: string, tag: string) =>
+    tag.toLowerCase() === "br" ? "<br>" : `<${close}${tag.toLowerCase()}>`,
+  );
+}
 
 // What model output may never carry, whatever the Markdown says: no script, no forms, no frames,
 // no styles (the CSP would refuse them anyway), no event handlers (DOMPurify removes those).
@@ -43,8 +59,9 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 });
 
 /**
- * An answer's Markdown as safe HTML: rendered by marked (tables, lists, code), then sanitized by
- * DOMPurify, so an answer that contains `<script>` or `<img onerror>` runs nothing. Only the
+ * An answer's Markdown as safe HTML: rendered by marked (tables, lists, code) with the model's own
+ * HTML shown as text, then sanitized by DOMPurify (links and pictures of Markdown syntax), so an
+ * answer that contains `<script>` or `<img onerror>` runs nothing and trips no CSP rule. Only the
  * classes highlight.js put on code survive.
  */
 export function renderMarkdown(source: string): string {

@@ -1,0 +1,148 @@
+import { api, apiFetch } from "../api/api-client.ts";
+import { ApiError } from "../api/api-error.ts";
+import { readEventStream } from "../api/sse-reader.ts";
+import { type TextKey, t } from "../i18n/i18n.ts";
+import { errorText } from "../ui/error-text.ts";
+
+/** A knowledge base as the app API shows it (docs/knowledge-bases.md). */
+export interface KnowledgeBase {
+  slug: string;
+  name: string;
+  description: string | null;
+  shared: boolean;
+  /** The signed-in user's own base; false for a base the operator shared. */
+  owned: boolean;
+  documents: number;
+  ready_documents: number;
+  created_at: string;
+}
+
+/** A document of a base; `error` says why a `failed` one could not be read. */
+export interface KbDocument {
+  id: string;
+  filename: string;
+  format: string;
+  size_bytes: number;
+  status: "queued" | "processing" | "ready" | "failed";
+  error: string | null;
+  passages: number;
+  pages: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A passage an answer was made from, numbered as the answer cites it (`[1]`). */
+export interface KbSource {
+  index: number;
+  document: string;
+  document_id: string;
+  page: number | null;
+  section: string | null;
+  passage: string;
+  score: number;
+}
+
+/** One event of the answer stream of `POST /rag/kb/{slug}/chat`. */
+export type KbAnswerEvent =
+  | { type: "sources"; sources: KbSource[] }
+  | { type: "delta"; text: string }
+  | { type: "error"; code: string; message: string }
+  | {
+      type: "done";
+      prompt_tokens: number;
+      completion_tokens: number;
+      latency_ms: number;
+      outcome: "ok" | "error";
+    };
+
+/** Limits of the app API (spec "Limits": question 2,000 characters, document upload 50 MB). */
+export const QUESTION_MAX_CHARACTERS = 2000;
+export const DOCUMENT_MAX_BYTES = 50 * 1024 * 1024;
+/** What the file picker offers; the app API judges a file by its content, not by its name. */
+export const ACCEPTED_FILES = [
+  ".pdf",
+  ".docx",
+  ".txt",
+  ".md",
+  ".markdown",
+  "application/pdf",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  "text/plain",
+  "text/markdown",
+].join(",");
+
+const path = (slug: string) => `/rag/kb/${encodeURIComponent(slug)}`;
+
+export async function listBases(): Promise<KnowledgeBase[]> {
+  return (await api<{ data: KnowledgeBase[] }>("GET", "/rag/kb")).data;
+}
+
+export function createBase(fields: { name: string; description?: string }): Promise<KnowledgeBase> {
+  return api<KnowledgeBase>("POST", "/rag/kb", fields);
+}
+
+export function deleteBase(slug: string): Promise<void> {
+  return api<void>("DELETE", path(slug));
+}
+
+export function readBase(slug: string): Promise<KnowledgeBase & { documents_list: KbDocument[] }> {
+  return api("GET", path(slug));
+}
+
+export async function listDocuments(slug: string): Promise<KbDocument[]> {
+  return (await api<{ data: KbDocument[] }>("GET", `${path(slug)}/docs`)).data;
+}
+
+export function deleteDocument(slug: string, id: string): Promise<void> {
+  return api<void>("DELETE", `${path(slug)}/docs/${encodeURIComponent(id)}`);
+}
+
+/** The upload address of a base (sent by upload.ts with XMLHttpRequest, for its progress). */
+export function documentsPath(slug: string): string {
+  return `${path(slug)}/docs`;
+}
+
+/** Asks a base; each event of the answer stream goes to `onEvent`. Errors before the stream throw ApiError. */
+export async function ask(
+  slug: string,
+  question: string,
+  onEvent: (event: KbAnswerEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const response = await apiFetch(
+    `${path(slug)}/chat`,
+    {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ question }),
+    },
+    { signal },
+  );
+  await readEventStream<KbAnswerEvent>(response, onEvent);
+}
+
+const KNOWN_CODES: Record<string, TextKey> = {
+  knowledge_base_not_ready: "kb.error.notReady",
+  upstream_error: "kb.error.upstream",
+  model_unavailable: "kb.error.unavailable",
+  zone_unavailable: "kb.error.unavailable",
+  file_too_large: "kb.upload.tooLarge",
+  not_found: "kb.notFound",
+};
+
+/** What to tell the user about a failed knowledge-base call, in the interface language. */
+export function kbErrorText(error: unknown): string {
+  const code = error instanceof ApiError ? error.code : typeof error === "string" ? error : undefined;
+  const key = code === undefined ? undefined : KNOWN_CODES[code];
+  if (key) return t(key);
+  if (error instanceof ApiError && (error.status === 502 || error.status === 503))
+    return t("kb.error.unavailable");
+  return errorText(error);
+}
+
+/** A size in bytes as people read it (KB, MB). */
+export function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.max(1, Math.round(bytes / 1024))} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
