@@ -24,6 +24,7 @@ export function indexPage(build: WebBuild, installation: { name: string; languag
 <link rel="icon" href="/assets/${build.icon}" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/${build.style}">
 <script type="module" src="/assets/${build.script}"></script>
+${build.preload.map((chunk) => `<link rel="modulepreload" href="/assets/${chunk}">`).join("\n")}
 </head>
 <body>
 <div id="app"></div>

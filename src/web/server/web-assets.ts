@@ -9,6 +9,7 @@ export const BUILD_DIR = fileURLToPath(new URL("../../../dist/web/", import.meta
 interface Manifest {
   sourceHash: string;
   script: string;
+  preload: string[];
   style: string;
   icon: string;
   files: string[];
@@ -51,6 +52,7 @@ export async function keep(build: WebBuild): Promise<void> {
   const manifest: Manifest = {
     sourceHash: build.sourceHash,
     script: build.script,
+    preload: build.preload,
     style: build.style,
     icon: build.icon,
     files: build.assets.map((asset) => asset.name),

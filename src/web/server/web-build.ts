@@ -23,6 +23,8 @@ export interface WebBuild {
   /** Hash of everything the build read: the sources and the front-end packages' versions. */
   sourceHash: string;
   script: string;
+  /** Chunks the script imports at once: the page preloads them beside it. */
+  preload: string[];
   style: string;
   icon: string;
   assets: WebAsset[];
@@ -40,7 +42,7 @@ export function contentTypeOf(name: string): string {
   return TYPES[path.extname(name)] ?? "application/octet-stream";
 }
 
-/** Hashes the client sources and the versions of the packages bundled with them. */
+/** Hashes the client sources, this build script and the versions of the packages bundled with them. */
 export async function sourceHash(): Promise<string> {
   const hash = createHash("sha256");
   const files = (await readdir(CLIENT_DIR, { recursive: true, withFileTypes: true }))
@@ -51,6 +53,8 @@ export async function sourceHash(): Promise<string> {
     hash.update(path.relative(CLIENT_DIR, file));
     hash.update(await readFile(file));
   }
+  // How the build is made counts too: a change of its options or of the manifest's shape builds again.
+  hash.update(await readFile(fileURLToPath(import.meta.url)));
   for (const name of ["preact", "marked", "dompurify", "highlight.js", "esbuild"]) {
     hash.update(`${name}@${await packageVersion(name)}`);
   }
@@ -79,7 +83,9 @@ export async function buildWebChat(): Promise<WebBuild> {
     entryPoints: { app: path.join(CLIENT_DIR, "main.tsx") },
     bundle: true,
     format: "esm",
-    splitting: false,
+    // highlight.js is a chunk of its own, fetched by the first answer with a code block.
+    splitting: true,
+    chunkNames: "[name]-[hash]",
     minify: true,
     sourcemap: false,
     target: ["chrome115", "firefox115", "safari16"],
@@ -107,7 +113,12 @@ export async function buildWebChat(): Promise<WebBuild> {
     if (!found) throw new Error(`the web chat's build made no ${extension} file`);
     return found.name;
   };
-  return { sourceHash: hashBefore, script: named(".js"), style: named(".css"), icon: iconAsset.name, assets };
+  const script = named(".js");
+  const entry = Object.entries(result.metafile.outputs).find(([file]) => path.basename(file) === script)?.[1];
+  const preload = (entry?.imports ?? [])
+    .filter((imported) => imported.kind === "import-statement")
+    .map((imported) => path.basename(imported.path));
+  return { sourceHash: hashBefore, script, preload, style: named(".css"), icon: iconAsset.name, assets };
 }
 
 /** A file with its compressed forms, made once so no request compresses anything. */

@@ -22,7 +22,9 @@ import swift from "highlight.js/lib/languages/swift";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
+import { escapeHtml } from "./escape-html.ts";
 
+// Loaded on first use (render-markdown.ts): most of the page's code, needed only by code blocks.
 // The languages answers use most; each one costs bundle size, so not all of highlight.js's.
 const LANGUAGES = {
   bash,
@@ -50,19 +52,6 @@ const LANGUAGES = {
   yaml,
 };
 for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
-
-const ESCAPES: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
-/** Text made safe to put inside HTML. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => ESCAPES[ch] ?? ch);
-}
 
 /** A code block's HTML, coloured when its language is known (no guessing: it is slow and often wrong). */
 export function highlightCode(

@@ -1,16 +1,25 @@
-import { useLayoutEffect, useRef } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { t } from "../i18n/i18n.ts";
-import { renderMarkdown } from "./render-markdown.ts";
+import { highlighterReady, loadHighlighter, renderMarkdown } from "./render-markdown.ts";
 
 /** An answer shown as Markdown, sanitized, with a copy button on every code block. */
 export function MarkdownView(props: { source: string }) {
   const ref = useRef<HTMLDivElement>(null);
+  const [colours, setColours] = useState(highlighterReady());
   useLayoutEffect(() => {
     const element = ref.current;
     if (!element) return;
     element.innerHTML = renderMarkdown(props.source);
-    for (const pre of element.querySelectorAll("pre")) addCopyButton(pre);
-  }, [props.source]);
+    const blocks = element.querySelectorAll("pre");
+    for (const pre of blocks) addCopyButton(pre);
+    // The first code block fetches highlight.js, then the answer is drawn again in colour.
+    if (blocks.length > 0 && !colours) {
+      void loadHighlighter().then(
+        () => setColours(true),
+        () => {},
+      );
+    }
+  }, [props.source, colours]);
   return <div class="markdown" ref={ref} />;
 }
 

@@ -1,13 +1,42 @@
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
-import { escapeHtml, highlightCode } from "./highlight.ts";
+import { escapeHtml } from "./escape-html.ts";
+
+type Highlighter = typeof import("./highlight.ts");
+let highlighter: Highlighter | undefined;
+let loadingHighlighter: Promise<void> | undefined;
+
+/** Whether code blocks can be coloured now; `loadHighlighter()` makes it so. */
+export function highlighterReady(): boolean {
+  return highlighter !== undefined;
+}
+
+/** Loads highlight.js, a file of its own fetched by the first answer with a code block. */
+export function loadHighlighter(): Promise<void> {
+  loadingHighlighter ??= import("./highlight.ts").then(
+    (loaded) => {
+      highlighter = loaded;
+    },
+    (error: unknown) => {
+      loadingHighlighter = undefined;
+      throw error;
+    },
+  );
+  return loadingHighlighter;
+}
+
+function codeHtml(text: string, lang: string | undefined): { html: string; language: string | undefined } {
+  if (highlighter) return highlighter.highlightCode(text, lang);
+  const language = lang?.trim().toLowerCase().split(/\s/)[0];
+  return { html: escapeHtml(text), language: language || undefined };
+}
 
 const marked = new Marked({
   gfm: true,
   breaks: true,
   renderer: {
     code({ text, lang }) {
-      const { html, language } = highlightCode(text, lang);
+      const { html, language } = codeHtml(text, lang);
       const label = language ? ` data-language="${escapeHtml(language)}"` : "";
       return `<pre${label}><code class="hljs">${html}</code></pre>\n`;
     },
