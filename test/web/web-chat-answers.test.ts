@@ -268,7 +268,8 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium (issue 14)", () => {
       const block = markdown.locator("pre");
       expect(await block.count()).toBe(1);
       expect(await block.getAttribute("data-language")).toBe("js");
-      expect(await block.locator("code.hljs span.hljs-keyword").count()).toBeGreaterThan(0);
+      // highlight.js is fetched by the first code block, then the answer is drawn again in colour.
+      await expect.poll(() => block.locator("code.hljs span.hljs-keyword").count()).toBeGreaterThan(0);
       expect(await block.locator("code.hljs span.hljs-string").count()).toBeGreaterThan(0);
       expect(await markdown.locator("table").count()).toBe(1);
       expect(await markdown.locator("table tbody tr").count()).toBe(2);

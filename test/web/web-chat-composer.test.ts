@@ -211,4 +211,50 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium (issue 14)", () => {
     },
     SLOW_TEST_MS,
   );
+
+  it(
+    "Copy an answer and find a conversation (issue 14; spec Chat sessions: GET /chat/sessions lists up to 200 conversations, most recent first): the answer's Copy button puts its Markdown on the clipboard; the sidebar's search keeps the conversations whose title matches",
+    async () => {
+      const page = await s.newPage();
+      await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+      await s.signIn(page);
+      const titles = [
+        "Alpine lakes",
+        "Budget 2027",
+        "Cheese fondue",
+        "Dolomites trip",
+        "Engine notes",
+        "Fjord cruise",
+      ];
+      await page.evaluate(async (names) => {
+        const session = JSON.parse(localStorage.getItem("zona.session") ?? "{}") as { accessToken: string };
+        for (const title of names) {
+          await fetch("/api/v1/chat/sessions", {
+            method: "POST",
+            headers: { authorization: `Bearer ${session.accessToken}`, "content-type": "application/json" },
+            body: JSON.stringify({ title }),
+          });
+        }
+      }, titles);
+      await page.reload();
+      const search = page.getByRole("searchbox", { name: "Search conversations" });
+      await search.fill("fondue");
+      await expect
+        .poll(() => page.locator(".conversation-list li").allInnerTexts())
+        .toEqual(["Cheese fondue"]);
+      await search.fill("");
+      await expect.poll(() => page.locator(".conversation-list li").count()).toBe(6);
+
+      await page.locator(".conversation-list a", { hasText: "Dolomites trip" }).click();
+      await page.getByLabel("Message").fill("**bold** words");
+      await page.keyboard.press("Enter");
+      await answered(page);
+      const actions = page.locator(".message.assistant").last().locator(".message-actions");
+      await actions.getByRole("button", { name: "Copy" }).click();
+      await actions.getByRole("button", { name: "Copied" }).waitFor();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe("echo: **bold** words");
+      expectNoProblems(s);
+    },
+    SLOW_TEST_MS,
+  );
 });

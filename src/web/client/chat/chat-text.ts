@@ -46,6 +46,7 @@ const en = {
   "chat.archivedNotice": "This conversation is archived.",
   "chat.account": "Account",
   "chat.signedInAs": "Signed in as {email}",
+  "chat.search": "Search conversations",
 };
 
 /** Texts of the chat screens. */
@@ -98,6 +99,7 @@ export const CHAT_TEXT: Texts<typeof en> = {
     "chat.archivedNotice": "Questa conversazione è archiviata.",
     "chat.account": "Account",
     "chat.signedInAs": "Accesso come {email}",
+    "chat.search": "Cerca nelle conversazioni",
   },
   de: {
     "chat.newChat": "Neuer Chat",
@@ -147,6 +149,7 @@ export const CHAT_TEXT: Texts<typeof en> = {
     "chat.archivedNotice": "Diese Unterhaltung ist archiviert.",
     "chat.account": "Konto",
     "chat.signedInAs": "Angemeldet als {email}",
+    "chat.search": "Unterhaltungen durchsuchen",
   },
   fr: {
     "chat.newChat": "Nouvelle discussion",
@@ -195,5 +198,6 @@ export const CHAT_TEXT: Texts<typeof en> = {
     "chat.archivedNotice": "Cette discussion est archivée.",
     "chat.account": "Compte",
     "chat.signedInAs": "Connecté en tant que {email}",
+    "chat.search": "Rechercher dans les discussions",
   },
 };

@@ -2,6 +2,7 @@ import { ReadAloudButton } from "../audio/read-aloud-button.tsx";
 import { type TextKey, t } from "../i18n/i18n.ts";
 import { MarkdownView } from "../markdown/markdown-view.tsx";
 import type { ChatMessage } from "./conversation-store.ts";
+import { CopyAnswerButton } from "./copy-answer-button.tsx";
 
 const KNOWN_FAILURES = new Set(["zone_unavailable", "model_unavailable", "upstream_error"]);
 
@@ -57,6 +58,7 @@ export function MessageItem(props: { message: ChatMessage; onRetry?: (() => void
       </div>
       {!streaming && message.content !== "" && (
         <div class="message-actions">
+          <CopyAnswerButton text={message.content} />
           <ReadAloudButton text={message.content} />
         </div>
       )}

@@ -1,3 +1,4 @@
+import { useState } from "preact/hooks";
 import { useAuth } from "../auth/auth-state.tsx";
 import { t } from "../i18n/i18n.ts";
 import { Link } from "../router.tsx";
@@ -9,6 +10,11 @@ import { useConversationLists } from "./conversation-list.ts";
 export function Sidebar(props: { path: string; id: string }) {
   const auth = useAuth();
   const lists = useConversationLists();
+  const [filter, setFilter] = useState("");
+  const wanted = filter.trim().toLocaleLowerCase();
+  const shown = wanted
+    ? lists.active?.filter((conversation) => conversation.title.toLocaleLowerCase().includes(wanted))
+    : lists.active;
   const current = props.path.startsWith("/c/") ? decodeURIComponent(props.path.slice(3)) : undefined;
   return (
     <nav class="sidebar" id={props.id} aria-label={t("chat.conversations")}>
@@ -28,8 +34,18 @@ export function Sidebar(props: { path: string; id: string }) {
         <p class="muted">{t("common.loading")}</p>
       )}
       {lists.active?.length === 0 && <p class="muted">{t("chat.noConversations")}</p>}
+      {(lists.active?.length ?? 0) > 5 && (
+        <input
+          type="search"
+          class="conversation-filter"
+          value={filter}
+          placeholder={t("chat.search")}
+          aria-label={t("chat.search")}
+          onInput={(event) => setFilter(event.currentTarget.value)}
+        />
+      )}
       <ul class="conversation-list">
-        {lists.active?.map((conversation) => (
+        {shown?.map((conversation) => (
           <li key={conversation.id}>
             <Link
               href={`/c/${encodeURIComponent(conversation.id)}`}
