@@ -1,6 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { isMultipart } from "../fakes/fake-multipart.ts";
+import { sendAndGetAnswer } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 /** Generous for a loaded 2-core machine: each test signs in, records or streams, and plays audio. */
@@ -45,15 +46,6 @@ function lastPlayed(page: Page): Promise<{ paused: boolean; time: number; src: s
     const audio = (window as unknown as { played: HTMLMediaElement[] }).played.at(-1);
     return audio ? { paused: audio.paused, time: audio.currentTime, src: audio.src } : null;
   });
-}
-
-/** Sends a message with the composer (whatever the interface language) and waits for the whole answer. */
-async function ask(page: Page, text: string): Promise<void> {
-  const before = await page.locator(".message.assistant").count();
-  await page.locator(".composer textarea").fill(text);
-  await page.locator(".composer button.send").click();
-  await expect.poll(() => page.locator(".message.assistant").count()).toBe(before + 1);
-  await expect.poll(() => page.locator(".message.assistant.streaming").count(), { timeout: 15_000 }).toBe(0);
 }
 
 describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issue 14)", () => {
@@ -130,7 +122,11 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
       const page = await s.newPage();
       await watchMedia(page);
       await s.signIn(page, { language: "de" });
-      await ask(page, "Erzähl mir **etwas** über `Zürich`.\n\n```js\nconsole.log(42);\n```\n\n- Berge");
+      await sendAndGetAnswer(
+        page,
+        "Erzähl mir **etwas** über `Zürich`.\n\n```js\nconsole.log(42);\n```\n\n- Berge",
+        { echoed: false },
+      );
       const answer = page.locator(".message.assistant").last();
       const read = answer.getByRole("button", { name: "Vorlesen" });
       expect(await read.getAttribute("data-state")).toBe("idle");
@@ -173,8 +169,12 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
       await watchMedia(page);
       await s.signIn(page);
       // Long answers: the fake reads 0.06 s per character, so each plays for many seconds.
-      await ask(page, `First answer to read. ${"The lake is calm today. ".repeat(12)}`);
-      await ask(page, `Second answer to read. ${"The mountains are high. ".repeat(12)}`);
+      await sendAndGetAnswer(page, `First answer to read. ${"The lake is calm today. ".repeat(12)}`, {
+        echoed: false,
+      });
+      await sendAndGetAnswer(page, `Second answer to read. ${"The mountains are high. ".repeat(12)}`, {
+        echoed: false,
+      });
       const [first, second] = [0, 1].map((i) =>
         page.locator(".message.assistant").nth(i).locator(".read-aloud"),
       );
@@ -272,7 +272,7 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
     async () => {
       const page = await s.newPage();
       await s.signIn(page, { language: "it" });
-      await ask(page, "Parlami di una cosa forbidden");
+      await sendAndGetAnswer(page, "Parlami di una cosa forbidden", { echoed: false });
       const answer = page.locator(".message.assistant").last();
       const read = answer.getByRole("button", { name: "Leggi ad alta voce" });
       await read.click();
@@ -286,7 +286,7 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
 
       // The speech engine fails: 502 upstream_unavailable.
       await s.piper.setMode("error500");
-      await ask(page, "Parlami del lago");
+      await sendAndGetAnswer(page, "Parlami del lago", { echoed: false });
       const other = page.locator(".message.assistant").last();
       await other.getByRole("button", { name: "Leggi ad alta voce" }).click();
       const otherAlert = other.locator("[role=alert]");

@@ -1,9 +1,5 @@
 import type { BrowserContext, Page } from "playwright-core";
-import { expect } from "vitest";
 import type { WebStack } from "./web-stack.ts";
-
-/** Room for a loaded two-core machine: expect.poll gives up after one second by default. */
-export const POLL = { timeout: 15_000 };
 
 // The browser globals the code run in the page reads (the tests compile without the DOM library).
 declare const document: { querySelector(selector: string): { requestSubmit(): void } | null };
@@ -44,22 +40,6 @@ export async function patchSessionAndSend(page: Page, patch: Partial<StoredSessi
     if (!form) throw new Error("no composer");
     form.requestSubmit();
   }, patch);
-}
-
-/** Sends a message through the composer and waits for the fake model's echo. */
-export async function sendAndGetAnswer(page: Page, text: string): Promise<void> {
-  const before = await page.locator(".message.assistant").count();
-  await page.locator(".composer textarea").fill(text);
-  await page.locator(".composer textarea").press("Enter");
-  await expect.poll(() => page.locator(".message.assistant").count(), POLL).toBe(before + 1);
-  await expect
-    .poll(() => page.locator(".message.assistant").last().innerText(), POLL)
-    .toContain(`echo: ${text}`);
-  await expect.poll(() => page.locator(".message.assistant.streaming").count(), POLL).toBe(0);
-}
-
-export function pathOf(page: Page): string {
-  return new URL(page.url()).pathname;
 }
 
 /** Calls the app API over HTTP with a bearer token; JSON out. */

@@ -3,7 +3,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emailTokens } from "../../src/store/schema.ts";
 import { mailsTo, newEmail, PASSWORD, postJson, register, verifiedUser } from "../app/auth-fixtures.ts";
-import { callApi, extraPages, POLL, pathOf, storedSession } from "./web-auth-helpers.ts";
+import { callApi, extraPages, storedSession } from "./web-auth-helpers.ts";
+import { POLL, pathOf } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 describe.skipIf(!CHROMIUM)(

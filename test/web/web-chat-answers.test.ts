@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { conversationId } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 // Globals of the page, for the functions that run in it (the tests' TypeScript has no DOM library).
@@ -21,12 +22,6 @@ interface SavedConversation {
 async function ask(page: Page, text: string): Promise<void> {
   await page.getByLabel("Message").fill(text);
   await page.getByRole("button", { name: "Send" }).click();
-}
-
-/** The id of the conversation the page shows (after the first message created it). */
-async function conversationId(page: Page): Promise<string> {
-  await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/c\/[0-9a-f-]{36}$/);
-  return new URL(page.url()).pathname.slice(3);
 }
 
 /** The conversation as the app API saved it, read with the page's own access token. */

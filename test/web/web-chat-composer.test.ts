@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { conversationMessages } from "../../src/store/schema.ts";
+import { answered, conversationId } from "./web-page.ts";
 import {
   CHAT_MODEL,
   CHROMIUM,
@@ -19,18 +20,6 @@ declare function getComputedStyle(element: unknown): { outlineStyle: string; out
 
 /** Generous for a loaded 2-core machine: each test signs in and streams answers. */
 const SLOW_TEST_MS = 90_000;
-
-/** The id of the conversation the page shows (after the first message created it). */
-async function conversationId(page: Page): Promise<string> {
-  await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/c\/[0-9a-f-]{36}$/);
-  return new URL(page.url()).pathname.slice(3);
-}
-
-/** Waits until no answer is arriving any more. */
-async function answered(page: Page): Promise<void> {
-  await expect.poll(() => page.locator(".message.assistant").count()).toBeGreaterThan(0);
-  await expect.poll(() => page.locator(".message.assistant.streaming").count(), { timeout: 20_000 }).toBe(0);
-}
 
 /** Presses `key` (at most 4 times) until `target` has the focus; whether it got there. */
 async function pressUntilFocused(page: Page, key: string, target: Locator): Promise<boolean> {

@@ -1,5 +1,6 @@
 import type { Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pathOf } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 // The browser globals the code run in the page reads (the tests compile without the DOM library).
@@ -19,10 +20,6 @@ const POLL = { timeout: 15_000 };
 const PHONE = { width: 390, height: 844 };
 /** The height left when the on-screen keyboard takes about half of the screen. */
 const WITH_KEYBOARD = 420;
-
-function pathOf(page: Page): string {
-  return new URL(page.url()).pathname;
-}
 
 /** Whether the page scrolls sideways (it must not on a phone). */
 function scrollsSideways(page: Page): Promise<boolean> {

@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LoginBody, PASSWORD, postJson, verifiedUser } from "../app/auth-fixtures.ts";
-import {
-  callApi,
-  extraPages,
-  POLL,
-  patchSession,
-  patchSessionAndSend,
-  pathOf,
-  sendAndGetAnswer,
-  storedSession,
-} from "./web-auth-helpers.ts";
+import { callApi, extraPages, patchSession, patchSessionAndSend, storedSession } from "./web-auth-helpers.ts";
+import { POLL, pathOf, sendAndGetAnswer } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 describe.skipIf(!CHROMIUM)(
@@ -102,6 +94,10 @@ describe.skipIf(!CHROMIUM)(
       watch(second);
       await second.goto("/");
       await second.locator(".composer textarea").waitFor();
+      // Both tabs have their models: the only calls the stale token meets are the two sends.
+      for (const page of [first, second]) {
+        await expect.poll(() => page.locator('select[name="model"]').inputValue(), POLL).not.toBe("");
+      }
       const before = await storedSession(first);
 
       // Hold the first refresh until both tabs had their call refused, so the two overlap for sure.

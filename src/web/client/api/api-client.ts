@@ -1,4 +1,5 @@
 import { ApiError } from "./api-error.ts";
+import { recordRefresh, refreshedFrom } from "./refresh-handoff.ts";
 import { currentSession, type Session, saveSession } from "./session-store.ts";
 import type { LoginResponse } from "./types.ts";
 
@@ -131,13 +132,18 @@ let refreshing: Promise<Session | null> | undefined;
 /**
  * Trades the refresh token for a new pair, once at a time across this browser's tabs (a refresh
  * token works once: a second use would revoke every session of the account). When another tab
- * refreshed meanwhile, its pair is used. A refused refresh token ends the session.
+ * refreshed meanwhile, its pair is used (refresh-handoff.ts). A refused refresh token ends the session.
  */
 function refresh(stale: Session): Promise<Session | null> {
   refreshing ??= underLock(async () => {
     const now = currentSession();
     if (!now) return null;
     if (now.refreshToken !== stale.refreshToken) return now;
+    const handed = await refreshedFrom(now.refreshToken);
+    if (handed) {
+      saveSession(handed);
+      return handed;
+    }
     const response = await send(
       "/auth/refresh",
       {
@@ -149,6 +155,7 @@ function refresh(stale: Session): Promise<Session | null> {
     );
     if (response.ok) {
       const session = sessionOf((await response.json()) as LoginResponse);
+      await recordRefresh(now.refreshToken, session);
       saveSession(session);
       return session;
     }

@@ -1,3 +1,4 @@
+import { forgetRefresh } from "./refresh-handoff.ts";
 /** The tokens of the signed-in user, as the app API hands them out. */
 export interface Session {
   accessToken: string;
@@ -32,7 +33,10 @@ export function currentSession(): Session | null {
 /** Keeps a new session (after sign-in or a refresh) or forgets it (null); the other tabs hear of it. */
 export function saveSession(session: Session | null): void {
   if (session) localStorage.setItem(KEY, JSON.stringify(session));
-  else localStorage.removeItem(KEY);
+  else {
+    localStorage.removeItem(KEY);
+    void forgetRefresh();
+  }
 }
 
 /** Calls `listener` when another tab of this browser signs in, refreshes or signs out. */

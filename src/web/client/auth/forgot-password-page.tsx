@@ -2,29 +2,24 @@ import { useState } from "preact/hooks";
 import { api } from "../api/api-client.ts";
 import { t } from "../i18n/i18n.ts";
 import { Link } from "../router.tsx";
+import { ErrorNotice } from "../ui/error-notice.tsx";
 import { errorText, fieldError } from "../ui/error-text.ts";
 import { FormField } from "../ui/form-field.tsx";
+import { useAction } from "../ui/use-action.ts";
 import { AuthLayout } from "./auth-layout.tsx";
 
 /** Asks for the password-reset mail (`POST /auth/forgot-password`); the answer never says whether the address exists. */
 export function ForgotPasswordPage() {
   const [email, setEmail] = useState("");
   const [sent, setSent] = useState(false);
-  const [failure, setFailure] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: Event) => {
+  const { busy, failure, run } = useAction(async () => {
+    await api("POST", "/auth/forgot-password", { email }, { auth: false });
+    setSent(true);
+  });
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setFailure(undefined);
-    try {
-      await api("POST", "/auth/forgot-password", { email }, { auth: false });
-      setSent(true);
-    } catch (error) {
-      setFailure(error);
-    } finally {
-      setBusy(false);
-    }
+    void run();
   };
   const emailError = fieldError(failure, "email");
 
@@ -47,11 +42,7 @@ export function ForgotPasswordPage() {
             onValue={setEmail}
             error={emailError}
           />
-          {failure !== undefined && !emailError && (
-            <p class="notice error" role="alert">
-              {errorText(failure)}
-            </p>
-          )}
+          <ErrorNotice message={failure !== undefined && !emailError ? errorText(failure) : undefined} />
           <button type="submit" class="primary" disabled={busy}>
             {t("auth.forgotSend")}
           </button>

@@ -3,8 +3,10 @@ import { api } from "../api/api-client.ts";
 import type { LoginResponse } from "../api/types.ts";
 import { language, t } from "../i18n/i18n.ts";
 import { Link, navigate } from "../router.tsx";
+import { ErrorNotice } from "../ui/error-notice.tsx";
 import { errorText, fieldError } from "../ui/error-text.ts";
 import { FormField } from "../ui/form-field.tsx";
+import { useAction } from "../ui/use-action.ts";
 import { AuthLayout } from "./auth-layout.tsx";
 import { useAuth } from "./auth-state.tsx";
 
@@ -13,27 +15,15 @@ export function RegisterPage() {
   const auth = useAuth();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [failure, setFailure] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: Event) => {
+  const { busy, failure, run } = useAction(async () => {
+    const body = { email, password, language: language() };
+    await auth.signedIn(await api<LoginResponse>("POST", "/auth/register", body, { auth: false }));
+    navigate("/check-mail", { replace: true });
+  });
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setFailure(undefined);
-    try {
-      const login = await api<LoginResponse>(
-        "POST",
-        "/auth/register",
-        { email, password, language: language() },
-        { auth: false },
-      );
-      await auth.signedIn(login);
-      navigate("/check-mail", { replace: true });
-    } catch (error) {
-      setFailure(error);
-    } finally {
-      setBusy(false);
-    }
+    void run();
   };
   const emailError = fieldError(failure, "email");
   const passwordError = fieldError(failure, "password");
@@ -64,11 +54,7 @@ export function RegisterPage() {
           onValue={setPassword}
           error={passwordError}
         />
-        {other && (
-          <p class="notice error" role="alert">
-            {other}
-          </p>
-        )}
+        <ErrorNotice message={other} />
         <button type="submit" class="primary" disabled={busy}>
           {t("auth.register")}
         </button>

@@ -4,8 +4,10 @@ import { ApiError } from "../api/api-error.ts";
 import type { LoginResponse } from "../api/types.ts";
 import { t } from "../i18n/i18n.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
+import { ErrorNotice } from "../ui/error-notice.tsx";
 import { errorText, fieldError } from "../ui/error-text.ts";
 import { FormField } from "../ui/form-field.tsx";
+import { useAction } from "../ui/use-action.ts";
 import { AuthLayout } from "./auth-layout.tsx";
 import { useAuth } from "./auth-state.tsx";
 
@@ -15,27 +17,17 @@ export function ResetPasswordPage() {
   const { query } = useLocation();
   const token = query.get("token") ?? "";
   const [password, setPassword] = useState("");
-  const [failure, setFailure] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (event: Event) => {
+  const { busy, failure, run } = useAction(async () => {
+    const body = { token, password };
+    await auth.signedIn(
+      await api<LoginResponse>("POST", "/auth/password-reset/confirm", body, { auth: false }),
+    );
+    navigate("/", { replace: true });
+  });
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setFailure(undefined);
-    try {
-      const login = await api<LoginResponse>(
-        "POST",
-        "/auth/password-reset/confirm",
-        { token, password },
-        { auth: false },
-      );
-      await auth.signedIn(login);
-      navigate("/", { replace: true });
-    } catch (error) {
-      setFailure(error);
-    } finally {
-      setBusy(false);
-    }
+    void run();
   };
   const passwordError = fieldError(failure, "password");
   const badLink =
@@ -63,11 +55,7 @@ export function ResetPasswordPage() {
             onValue={setPassword}
             error={passwordError}
           />
-          {failure !== undefined && !passwordError && (
-            <p class="notice error" role="alert">
-              {errorText(failure)}
-            </p>
-          )}
+          <ErrorNotice message={failure !== undefined && !passwordError ? errorText(failure) : undefined} />
           <button type="submit" class="primary" disabled={busy}>
             {t("auth.resetSave")}
           </button>

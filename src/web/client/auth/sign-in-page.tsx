@@ -4,9 +4,11 @@ import { ApiError } from "../api/api-error.ts";
 import type { LoginResponse } from "../api/types.ts";
 import { t } from "../i18n/i18n.ts";
 import { Link, useLocation } from "../router.tsx";
+import { ErrorNotice } from "../ui/error-notice.tsx";
 import { errorText } from "../ui/error-text.ts";
 import { FormField } from "../ui/form-field.tsx";
 import { installationName } from "../ui/installation.ts";
+import { useAction } from "../ui/use-action.ts";
 import { AuthLayout } from "./auth-layout.tsx";
 import { useAuth } from "./auth-state.tsx";
 
@@ -16,30 +18,26 @@ export function SignInPage() {
   const { query } = useLocation();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
   const notice = query.has("ended")
     ? t("auth.sessionExpired")
     : query.has("signed_out")
       ? t("auth.signedOut")
       : undefined;
 
-  const submit = async (event: Event) => {
+  const { busy, failure, run } = useAction(async () => {
+    await auth.signedIn(
+      await api<LoginResponse>("POST", "/auth/login", { email, password }, { auth: false }),
+    );
+  });
+  const error =
+    failure === undefined
+      ? undefined
+      : failure instanceof ApiError && (failure.code === "invalid_credentials" || failure.status === 422)
+        ? t("auth.wrongCredentials")
+        : errorText(failure);
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const login = await api<LoginResponse>("POST", "/auth/login", { email, password }, { auth: false });
-      await auth.signedIn(login);
-    } catch (failure) {
-      setError(
-        failure instanceof ApiError && (failure.code === "invalid_credentials" || failure.status === 422)
-          ? t("auth.wrongCredentials")
-          : errorText(failure),
-      );
-    } finally {
-      setBusy(false);
-    }
+    void run();
   };
 
   return (
@@ -68,11 +66,7 @@ export function SignInPage() {
           value={password}
           onValue={setPassword}
         />
-        {error && (
-          <p class="notice error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorNotice message={error} />
         <button type="submit" class="primary" disabled={busy}>
           {t("auth.signIn")}
         </button>

@@ -4,6 +4,7 @@ import type { Conversation } from "../api/types.ts";
 import { t } from "../i18n/i18n.ts";
 import { navigate } from "../router.tsx";
 import { ConfirmDialog } from "../ui/confirm-dialog.tsx";
+import { ErrorNotice } from "../ui/error-notice.tsx";
 import { errorText } from "../ui/error-text.ts";
 import { dropConversation, isArchived, setArchivedLocally } from "./conversation-list.ts";
 import { forget, setConversation } from "./conversation-store.ts";
@@ -99,11 +100,7 @@ export function ConversationHeader(props: { conversation: Conversation }) {
         </fieldset>
       )}
       {archived && <p class="notice small">{t("chat.archivedNotice")}</p>}
-      {failure && (
-        <p class="notice error" role="alert">
-          {failure}
-        </p>
-      )}
+      <ErrorNotice message={failure} />
       {confirming && (
         <ConfirmDialog
           title={t("chat.deleteTitle")}

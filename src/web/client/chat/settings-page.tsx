@@ -3,6 +3,7 @@ import { api } from "../api/api-client.ts";
 import { useAuth } from "../auth/auth-state.tsx";
 import { setLanguage, t } from "../i18n/i18n.ts";
 import { uiLanguageOf } from "../i18n/languages.ts";
+import { ErrorNotice } from "../ui/error-notice.tsx";
 import { errorText } from "../ui/error-text.ts";
 import { LanguagePicker } from "../ui/language-picker.tsx";
 
@@ -26,11 +27,7 @@ export function SettingsPage() {
       <h2>{t("chat.account")}</h2>
       <p>{t("chat.signedInAs", { email: auth.user?.email ?? "" })}</p>
       <LanguagePicker value={uiLanguageOf(auth.user?.language) ?? "it"} onPick={(code) => void pick(code)} />
-      {failure && (
-        <p class="notice error" role="alert">
-          {failure}
-        </p>
-      )}
+      <ErrorNotice message={failure} />
       <button type="button" class="danger-outline" onClick={() => void auth.signOut()}>
         {t("auth.signOut")}
       </button>

@@ -3,6 +3,7 @@ import { ApiError } from "../api/api-error.ts";
 import { t } from "../i18n/i18n.ts";
 import { Link, navigate } from "../router.tsx";
 import { ConfirmDialog } from "../ui/confirm-dialog.tsx";
+import { ErrorNotice } from "../ui/error-notice.tsx";
 import { installationName } from "../ui/installation.ts";
 import {
   deleteBase,
@@ -146,11 +147,7 @@ export function KnowledgeBasePage(props: { slug: string }) {
         )}
       </header>
       {base?.description && <p class="kb-base-description">{base.description}</p>}
-      {failure && (
-        <p class="notice error" role="alert">
-          {failure}
-        </p>
-      )}
+      <ErrorNotice message={failure} />
       <div class="kb-columns">
         <div class="kb-column">
           <h2>{t("kb.documents")}</h2>

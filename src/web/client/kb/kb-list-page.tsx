@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from "preact/hooks";
 import { t } from "../i18n/i18n.ts";
 import { Link, navigate } from "../router.tsx";
 import { ConfirmDialog } from "../ui/confirm-dialog.tsx";
+import { ErrorNotice } from "../ui/error-notice.tsx";
 import { fieldError } from "../ui/error-text.ts";
 import { FormField } from "../ui/form-field.tsx";
 import { installationName } from "../ui/installation.ts";
@@ -43,11 +44,7 @@ export function KnowledgeBaseList() {
     <section class="page kb-page" aria-labelledby="kb-title">
       <h1 id="kb-title">{t("kb.title")}</h1>
       <p class="muted">{t("kb.intro")}</p>
-      {failure && (
-        <p class="notice error" role="alert">
-          {failure}
-        </p>
-      )}
+      <ErrorNotice message={failure} />
       {bases === undefined && failure === undefined && <p class="muted">{t("common.loading")}</p>}
       {bases?.length === 0 && <p class="kb-empty">{t("kb.none")}</p>}
       {bases && bases.length > 0 && (
@@ -145,11 +142,7 @@ function CreateBaseForm() {
         />
         {descriptionError && <small class="field-error">{descriptionError}</small>}
       </div>
-      {general && (
-        <p class="notice error" role="alert">
-          {general}
-        </p>
-      )}
+      <ErrorNotice message={general} />
       <div class="button-row">
         <button type="submit" class="primary" disabled={busy || name.trim() === ""}>
           {busy ? t("kb.creating") : t("kb.create")}
