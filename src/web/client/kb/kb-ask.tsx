@@ -1,4 +1,5 @@
 import { useEffect, useId, useRef, useState } from "preact/hooks";
+import "./kb-ask.css";
 import { t } from "../i18n/i18n.ts";
 import { MarkdownView } from "../markdown/markdown-view.tsx";
 import { ask, type KbSource, kbErrorText, QUESTION_MAX_CHARACTERS } from "./kb-api.ts";
