@@ -84,7 +84,7 @@ const hostileValue = fc.oneof(
     " ",
     "\u0000",
     "\ud800",
-    "sk-" + "a".repeat(40),
+    `sk-${"a".repeat(40)}`,
     "zat_x.y",
     "slow",
     "gemma3.8-27b",
