@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppUserHandle } from "../app/app-helpers.ts";
-import { TRUSTED_LOOPBACK } from "../app/auth-fixtures.ts";
+import { PASSWORD, TRUSTED_LOOPBACK } from "../app/auth-fixtures.ts";
 import { type KbStack, startKbStack } from "../knowledge/kb-stack.ts";
 
 // Fixed seed: a failure here is reproduced by running the test again. FUZZ_RUNS raises the count
@@ -15,14 +15,14 @@ const ENDPOINTS: Array<{ method: string; path: string; auth: boolean; valid: Rec
     method: "POST",
     path: "/auth/login",
     auth: false,
-    valid: { email: "a@example.com", password: "correct horse" },
+    valid: { email: "a@example.com", password: PASSWORD },
   },
   { method: "POST", path: "/auth/refresh", auth: false, valid: { refresh_token: "zrt_x" } },
   {
     method: "POST",
     path: "/auth/register",
     auth: false,
-    valid: { email: "fuzz@example.com", password: "correct horse", language: "de" },
+    valid: { email: "fuzz@example.com", password: PASSWORD, language: "de" },
   },
   { method: "POST", path: "/auth/verify-email", auth: false, valid: { token: "zev_x" } },
   { method: "POST", path: "/auth/forgot-password", auth: false, valid: { email: "a@example.com" } },
@@ -30,7 +30,7 @@ const ENDPOINTS: Array<{ method: string; path: string; auth: boolean; valid: Rec
     method: "POST",
     path: "/auth/password-reset/confirm",
     auth: false,
-    valid: { token: "zpr_x", password: "correct horse" },
+    valid: { token: "zpr_x", password: PASSWORD },
   },
   { method: "POST", path: "/auth/logout", auth: true, valid: { refresh_token: "zrt_x" } },
   { method: "POST", path: "/chat/sessions", auth: true, valid: { title: "t", model: "m" } },
