@@ -13,14 +13,14 @@ export function ForgotPasswordPage() {
   const [email, setEmail] = useState("");
   const [sent, setSent] = useState(false);
 
-  const { busy, failure, run } = useAction(async () => {
+  const {
+    busy,
+    failure,
+    onSubmit: submit,
+  } = useAction(async () => {
     await api("POST", "/auth/forgot-password", { email }, { auth: false });
     setSent(true);
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void run();
-  };
   const emailError = fieldError(failure, "email");
 
   return (

@@ -6,6 +6,7 @@ import { Link, navigate } from "../router.tsx";
 import { ErrorNotice } from "../ui/error-notice.tsx";
 import { errorText, fieldError } from "../ui/error-text.ts";
 import { FormField } from "../ui/form-field.tsx";
+import { NewPasswordField } from "../ui/new-password-field.tsx";
 import { useAction } from "../ui/use-action.ts";
 import { AuthLayout } from "./auth-layout.tsx";
 import { useAuth } from "./auth-state.tsx";
@@ -16,15 +17,15 @@ export function RegisterPage() {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
 
-  const { busy, failure, run } = useAction(async () => {
+  const {
+    busy,
+    failure,
+    onSubmit: submit,
+  } = useAction(async () => {
     const body = { email, password, language: language() };
     await auth.signedIn(await api<LoginResponse>("POST", "/auth/register", body, { auth: false }));
     navigate("/check-mail", { replace: true });
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void run();
-  };
   const emailError = fieldError(failure, "email");
   const passwordError = fieldError(failure, "password");
   const other = failure !== undefined && !emailError && !passwordError ? errorText(failure) : undefined;
@@ -42,14 +43,8 @@ export function RegisterPage() {
           onValue={setEmail}
           error={emailError}
         />
-        <FormField
+        <NewPasswordField
           label={t("auth.password")}
-          type="password"
-          name="password"
-          autocomplete="new-password"
-          minLength={8}
-          required
-          hint={t("auth.passwordHint")}
           value={password}
           onValue={setPassword}
           error={passwordError}

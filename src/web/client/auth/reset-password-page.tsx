@@ -6,7 +6,7 @@ import { t } from "../i18n/i18n.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
 import { ErrorNotice } from "../ui/error-notice.tsx";
 import { errorText, fieldError } from "../ui/error-text.ts";
-import { FormField } from "../ui/form-field.tsx";
+import { NewPasswordField } from "../ui/new-password-field.tsx";
 import { useAction } from "../ui/use-action.ts";
 import { AuthLayout } from "./auth-layout.tsx";
 import { useAuth } from "./auth-state.tsx";
@@ -18,17 +18,17 @@ export function ResetPasswordPage() {
   const token = query.get("token") ?? "";
   const [password, setPassword] = useState("");
 
-  const { busy, failure, run } = useAction(async () => {
+  const {
+    busy,
+    failure,
+    onSubmit: submit,
+  } = useAction(async () => {
     const body = { token, password };
     await auth.signedIn(
       await api<LoginResponse>("POST", "/auth/password-reset/confirm", body, { auth: false }),
     );
     navigate("/", { replace: true });
   });
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void run();
-  };
   const passwordError = fieldError(failure, "password");
   const badLink =
     !token ||
@@ -43,14 +43,8 @@ export function ResetPasswordPage() {
         </p>
       ) : (
         <form onSubmit={submit} noValidate>
-          <FormField
+          <NewPasswordField
             label={t("auth.newPassword")}
-            type="password"
-            name="password"
-            autocomplete="new-password"
-            minLength={8}
-            required
-            hint={t("auth.passwordHint")}
             value={password}
             onValue={setPassword}
             error={passwordError}

@@ -24,7 +24,11 @@ export function SignInPage() {
       ? t("auth.signedOut")
       : undefined;
 
-  const { busy, failure, run } = useAction(async () => {
+  const {
+    busy,
+    failure,
+    onSubmit: submit,
+  } = useAction(async () => {
     await auth.signedIn(
       await api<LoginResponse>("POST", "/auth/login", { email, password }, { auth: false }),
     );
@@ -35,10 +39,6 @@ export function SignInPage() {
       : failure instanceof ApiError && (failure.code === "invalid_credentials" || failure.status === 422)
         ? t("auth.wrongCredentials")
         : errorText(failure);
-  const submit = (event: Event) => {
-    event.preventDefault();
-    void run();
-  };
 
   return (
     <AuthLayout title={t("auth.signInTitle", { name: installationName() })}>

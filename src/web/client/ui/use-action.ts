@@ -5,6 +5,8 @@ export function useAction(work: () => Promise<void>): {
   busy: boolean;
   failure: unknown;
   run: () => Promise<void>;
+  /** A form's submit handler that runs the action instead of loading a page. */
+  onSubmit: (event: Event) => void;
 } {
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<unknown>();
@@ -19,5 +21,9 @@ export function useAction(work: () => Promise<void>): {
       setBusy(false);
     }
   };
-  return { busy, failure, run };
+  const onSubmit = (event: Event) => {
+    event.preventDefault();
+    void run();
+  };
+  return { busy, failure, run, onSubmit };
 }
