@@ -31,8 +31,7 @@ export async function webChatRoutes(app: FastifyInstance, options: { services: S
     const errors = new FieldErrors();
     const language = textField(fields, "language", { required: true, max: 8, oneOf: LANGUAGES }, errors);
     errors.check();
-    const account = await services.accounts.setLanguage(user.id, language as Language);
-    services.appSessions.forget(user.id);
+    const account = await services.appSessions.setLanguage(user.id, language as Language);
     return {
       id: account.id,
       email: account.email,

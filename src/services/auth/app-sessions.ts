@@ -66,6 +66,13 @@ export class AppSessions {
     return user;
   }
 
+  /** Sets a signed-in user's account language; the cached user is forgotten so the next request sees it. */
+  async setLanguage(accountId: string, language: Language) {
+    const account = await this.accounts.setLanguage(accountId, language);
+    this.forget(accountId);
+    return account;
+  }
+
   /** Forgets what is cached of an account (disabled, verified, language changed). */
   forget(accountId: string): void {
     this.users.delete(accountId);
