@@ -42,7 +42,7 @@ export class BillingService {
   private readonly metrics: BillingMetrics | undefined;
   /** Reservations not yet settled or released. */
   private readonly open = new Set<string>();
-  private readonly pending = new Set<Promise<void>>();
+  private readonly pending = new Set<Promise<unknown>>();
   private onAllClosed: (() => void) | undefined;
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -274,7 +274,8 @@ export class BillingService {
 
   /**
    * Runs the write that closes a request's money, tracked for a graceful shutdown; once written,
-   * its tokens, cost (never more than was reserved) and write lag go to the metrics.
+   * its tokens, cost (never more than was reserved) and write lag go to the metrics. Resolves
+   * whether it was written.
    */
   private track(
     requestId: string,
@@ -282,14 +283,16 @@ export class BillingService {
     amount: number,
     facts: SettleFacts,
     write: () => Promise<unknown>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const madeAt = performance.now();
     const metrics = this.metrics;
     const done = this.withRetry(requestId, write)
       .then((written) => {
-        if (!written || !metrics) return;
-        metrics.settled(charge.model, charge.tier ?? "", facts.units, Math.min(facts.costMicros, amount));
-        metrics.written((performance.now() - madeAt) / 1000);
+        if (written && metrics) {
+          metrics.settled(charge.model, charge.tier ?? "", facts.units, Math.min(facts.costMicros, amount));
+          metrics.written((performance.now() - madeAt) / 1000);
+        }
+        return written;
       })
       .finally(() => this.pending.delete(done));
     this.pending.add(done);

@@ -1,3 +1,4 @@
+import { serviceUnavailable } from "../http/errors.ts";
 import type { SettleFacts } from "../store/repositories/billing.ts";
 
 /** What a finished request measured. */
@@ -20,7 +21,8 @@ export interface NotBilled {
 
 /** Closes reservations; the billing service's side of a Reservation. */
 export interface ReservationCloser {
-  close(requestId: string, facts: SettleFacts): Promise<void>;
+  /** Resolves whether the record was written (never rejects: a failure is retried, then told). */
+  close(requestId: string, facts: SettleFacts): Promise<boolean>;
 }
 
 /**
@@ -32,7 +34,7 @@ export class Reservation {
   readonly amountMicros: number;
   private readonly closer: ReservationCloser;
   private readonly startedAt: number;
-  private closing: Promise<void> | undefined;
+  private closing: Promise<boolean> | undefined;
 
   constructor(requestId: string, amountMicros: number, closer: ReservationCloser) {
     this.requestId = requestId;
@@ -46,7 +48,11 @@ export class Reservation {
     return this.closing !== undefined;
   }
 
-  /** Charges the real cost (never more than was reserved) and writes the usage record. */
+  /**
+   * Charges the real cost (never more than was reserved) and writes the usage record. Rejects with
+   * the 503 `service_unavailable` when the record cannot be written: an answer is delivered only
+   * with its record (what it held is given back by the sweep).
+   */
   settle(measured: Measured): Promise<void> {
     this.closing ??= this.closer.close(this.requestId, {
       costMicros: measured.costMicros,
@@ -56,10 +62,12 @@ export class Reservation {
       machine: measured.machine ?? null,
       durationMs: Date.now() - this.startedAt,
     });
-    return this.closing;
+    return this.closing.then((written) => {
+      if (!written) throw serviceUnavailable();
+    });
   }
 
-  /** Gives everything back (failure, refusal, 502) and records the request at no cost. */
+  /** Gives everything back (failure, refusal, 502) and records the request at no cost; never rejects. */
   release(reason: NotBilled): Promise<void> {
     this.closing ??= this.closer.close(this.requestId, {
       costMicros: 0,
@@ -69,6 +77,6 @@ export class Reservation {
       machine: reason.machine ?? null,
       durationMs: Date.now() - this.startedAt,
     });
-    return this.closing;
+    return this.closing.then(() => undefined);
   }
 }

@@ -3,20 +3,19 @@ import type { BillingRepository } from "../store/repositories/billing.ts";
 type Row = Parameters<BillingRepository["record"]>[0][number];
 
 const MAX_BATCH = 500;
-// Requests do not wait for their record (it is written after the answer), so gathering records
-// for a few milliseconds costs no latency and turns a statement per request into one per batch.
-const GATHER_MS = 10;
 
 /**
- * Group commit for usage records: records gathered for a few milliseconds, and those that arrive
- * while a write is running, go in one statement. Every caller's promise settles when its own record
- * is written; a graceful shutdown waits for those promises.
+ * Group commit for usage records. An answer ends only once its record is written (a crash must
+ * not lose a completed answer's record), so nothing waits on a timer: a write starts as soon as
+ * the current round of I/O has queued its records, and those that arrive while it runs go in the
+ * next statement. Under load that makes batches by itself; alone, a request pays one insert.
+ * Every caller's promise settles when its own record is written.
  */
 export class UsageBatcher {
   private readonly repo: BillingRepository;
   private queue: Array<{ row: Row; resolve: () => void; reject: (error: unknown) => void }> = [];
   private writing = false;
-  private timer: NodeJS.Timeout | undefined;
+  private scheduled = false;
   private readonly onBatch: ((size: number) => void) | undefined;
 
   /** `onBatch` hears the size of every batch written (the batch-size metric). */
@@ -28,15 +27,17 @@ export class UsageBatcher {
   record(row: Row): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
-      if (this.writing) return;
-      if (this.queue.length >= MAX_BATCH) void this.writeAll();
-      else this.timer ??= setTimeout(() => void this.writeAll(), GATHER_MS);
+      if (this.writing || this.scheduled) return;
+      this.scheduled = true;
+      // setImmediate, not a microtask: records of answers finishing in this same round of I/O join.
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.writeAll();
+      });
     });
   }
 
   private async writeAll(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
     if (this.writing) return;
     this.writing = true;
     try {

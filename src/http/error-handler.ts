@@ -1,6 +1,14 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { UpstreamError } from "../engines/types.ts";
-import { ApiError, isFinal, payloadTooLarge, serverError, unknownEndpoint } from "./errors.ts";
+import { databaseUnavailableCause } from "../store/database-unavailable.ts";
+import {
+  ApiError,
+  isFinal,
+  payloadTooLarge,
+  serverError,
+  serviceUnavailable,
+  unknownEndpoint,
+} from "./errors.ts";
 import { htmlErrorPage } from "./html-pages.ts";
 import { type Surface, surfaceOf } from "./surface.ts";
 
@@ -11,8 +19,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     return sendError(request, reply, unknownEndpoint(request.method, path));
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error);
-    if (apiError.status >= 500 && !(error instanceof ApiError) && !cancelledByClient(error, reply)) {
+    const unavailable = databaseUnavailableCause(error);
+    const apiError = unavailable ? serviceUnavailable() : toApiError(error);
+    if (unavailable) request.log.warn({ reason: unavailable.message }, "the database did not answer; answered 503");
+    else if (apiError.status >= 500 && !(error instanceof ApiError) && !cancelledByClient(error, reply)) {
       request.log.error({ err: error }, "unexpected failure");
     }
     return sendError(request, reply, apiError);

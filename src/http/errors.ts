@@ -145,6 +145,21 @@ export function serverError(): ApiError {
   return new ApiError({ status: 500, message: "Server Error", shape: "message-only" });
 }
 
+/**
+ * 503: the database does not answer (restarting, unreachable). The spec lists no code for it; this
+ * one follows its other 503s (`server_error`) and asks for a retry in a few seconds, which the
+ * official SDKs honour. Nothing was charged: a request whose usage cannot be written is not answered.
+ */
+export function serviceUnavailable(): ApiError {
+  return new ApiError({
+    status: 503,
+    message: "The service cannot reach its database right now. Try again in a few seconds.",
+    code: "service_unavailable",
+    headers: { "retry-after": "2" },
+    retryable: true,
+  });
+}
+
 /** 400: the `X-Service-Tier` header names no tier; nothing was counted. */
 export function unknownServiceTier(value: string, tiers: readonly string[]): ApiError {
   const shown = value.length > 40 ? `${value.slice(0, 40)}...` : value;

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { LoggerOptions } from "pino";
+import { serializeError } from "./log-errors.ts";
 import type { RequestTrace } from "./request-trace.ts";
 import { CLIENT_CLOSED_REQUEST, onUnfinishedRequest } from "./unfinished-requests.ts";
 
@@ -15,6 +16,7 @@ export function loggerOptions(level: string): LoggerOptions {
   return {
     level,
     base: { service: "zona" },
+    serializers: { err: serializeError },
     redact: {
       paths: [
         "req.headers.authorization",

@@ -71,10 +71,14 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
 }
 
 async function openPostgres(url: string): Promise<Store> {
-  const pool = new pg.Pool({ connectionString: url, max: 20 });
-  // An idle connection dropped by the server (restart, failover) must not crash the process:
-  // the pool discards it and the next query opens a new one.
+  // A server that does not answer a connection must not hold a request longer than this.
+  const pool = new pg.Pool({ connectionString: url, max: 20, connectionTimeoutMillis: 5_000 });
+  // A connection dropped by the server (restart, failover) must not crash the process. The pool
+  // hears it for idle clients; a client checked out between two statements of a transaction
+  // emits it on itself, so every client gets a listener too. The failed statement rejects
+  // (a 503 for its request), the pool drops the dead client, and the next query opens a new one.
   pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   let migrations: number;
   try {
     const client = await connectFirst(pool, url);

@@ -111,7 +111,7 @@ export class SpeechService {
       }
       throw error;
     }
-    void reservation.settle({ costMicros: cost, units: { characters }, ...where });
+    await reservation.settle({ costMicros: cost, units: { characters }, ...where });
     return outcome;
   }
 

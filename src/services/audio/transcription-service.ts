@@ -197,7 +197,7 @@ export class TranscriptionService {
   ): Promise<TranscriptionOutcome> {
     const { routed, zoneMachine } = placed;
     const seconds = audio.durationSeconds ?? routed.result.duration ?? 0;
-    void reservation.settle({
+    await reservation.settle({
       costMicros: this.prices.transcription(seconds),
       units: { seconds: Math.ceil(seconds) },
       zone: routed.zone,

@@ -127,7 +127,7 @@ export class ImageService {
       throw error;
     }
     const first = made[0] as MadePicture;
-    void reservation.settle({
+    await reservation.settle({
       costMicros: this.prices.images(made.length),
       units: { pictures: made.length },
       zone: first.zone,

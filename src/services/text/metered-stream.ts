@@ -19,13 +19,15 @@ interface Chunk {
 /**
  * Passes a stream through while counting what it generated, and calls `onEnd` exactly once
  * however it ends: to the end, cut by the consumer or by `clientGone` (which stops the upstream
- * too), or broken off by the upstream. The trace learns when the first generated token was sent.
+ * too), or broken off by the upstream. A stream that ran to its end finishes only once the promise
+ * `onEnd` returns has settled (its usage record is written before the consumer sends the stream's
+ * last event; if it rejects, so does the stream). The trace learns when the first generated token was sent.
  */
 export function meteredStream<T extends Chunk>(
   first: T,
   rest: AsyncIterator<T>,
   clientGone: AbortSignal,
-  onEnd: (end: StreamEnd) => void,
+  onEnd: (end: StreamEnd) => Promise<void> | undefined,
   trace?: RequestTrace,
 ): AsyncIterable<T> {
   return {
@@ -60,8 +62,13 @@ export function meteredStream<T extends Chunk>(
         outcome = clientGone.aborted ? "partial" : "failed";
         throw error;
       } finally {
-        onEnd({ outcome, usage, generatedCharacters: characters });
-        if (outcome !== "ok") await rest.return?.().catch(() => {});
+        const closing = onEnd({ outcome, usage, generatedCharacters: characters });
+        if (outcome === "ok") await closing;
+        else {
+          // Nobody is left to tell that a cut stream's record could not be written (the sweep frees its money).
+          closing?.catch(() => {});
+          await rest.return?.().catch(() => {});
+        }
       }
     },
   };

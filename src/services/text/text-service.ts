@@ -85,7 +85,7 @@ export class TextService implements TextGeneration {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
         need(adapter.chat)(machine.config, call, context.signal),
       );
-      void this.settleUsage(reservation, model, context, routed.result.usage, routed);
+      await this.settleUsage(reservation, model, context, routed.result.usage, routed);
       return routed;
     });
   }
@@ -103,7 +103,7 @@ export class TextService implements TextGeneration {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
         need(adapter.complete)(machine.config, call, context.signal),
       );
-      void this.settleUsage(reservation, model, context, routed.result.usage, routed);
+      await this.settleUsage(reservation, model, context, routed.result.usage, routed);
       return routed;
     });
   }
@@ -135,7 +135,7 @@ export class TextService implements TextGeneration {
       );
       const promptTokens =
         routed.result.promptTokens ?? texts.reduce((sum, text) => sum + estimateTokens(text), 0);
-      void this.settleUsage(reservation, model, context, usageOf(promptTokens, 0), routed);
+      await this.settleUsage(reservation, model, context, usageOf(promptTokens, 0), routed);
       return { ...routed, result: { vectors: routed.result.vectors, promptTokens } };
     });
   }
@@ -155,14 +155,14 @@ export class TextService implements TextGeneration {
           need(adapter.rerank)(machine.config, model.id, query, documents, context.signal),
       );
       const tokens = documents.reduce((sum, d) => sum + estimateTokens(query) + estimateTokens(d), 0);
-      void this.settleUsage(reservation, model, context, usageOf(tokens, 0), routed);
+      await this.settleUsage(reservation, model, context, usageOf(tokens, 0), routed);
       return routed;
     });
   }
 
   /**
-   * Reserve the bound, run, and give everything back if it fails. `run` settles without waiting:
-   * the answer goes out while the usage is written (a graceful shutdown still waits for it).
+   * Reserve the bound, run, and give everything back if it fails. `run` settles before it returns:
+   * the answer goes out once its usage is written, so a crash cannot lose a delivered answer's record.
    */
   private async once<T>(
     context: GenerationContext,
@@ -211,10 +211,10 @@ export class TextService implements TextGeneration {
       routed.finish();
       if (end.outcome === "failed") {
         void reservation.release({ outcome: "failed", ...where });
-        return;
+        return undefined;
       }
       const usage = end.usage ?? usageOf(inputEstimate, Math.ceil(end.generatedCharacters / 4));
-      void this.settleUsage(reservation, model, context, usage, where, end.outcome);
+      return this.settleUsage(reservation, model, context, usage, where, end.outcome);
     };
     return {
       ...where,

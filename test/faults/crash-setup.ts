@@ -1,0 +1,142 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { freePort } from "../helpers/free-port.ts";
+import { type ChildStorage, ZonaChild } from "./zona-child.ts";
+
+export const CRASH_MODEL = "crash-chat";
+/** Reservations of killed processes expire this soon, so the sweep can be seen within the run. */
+export const HOLD_SECONDS = 3;
+/** The most one request of the experiment can cost (max_tokens 16 at the prices below). */
+const TIGHT_LIMIT = 1;
+
+/** A key of the experiment and what is known about it. */
+export interface CrashKey {
+  secret: string;
+  keyId: string;
+  accountId: string;
+  /** The key's monthly limit in the currency, or null. */
+  monthlyLimit: number | null;
+}
+
+/** An account of the experiment and the credits it was given (prepaid installations). */
+export interface CrashAccount {
+  id: string;
+  credits: number;
+}
+
+/** Everything the load and the audit need: Zona, its keys and accounts, and how to clean up. */
+export interface CrashSetup {
+  zona: ZonaChild;
+  adminToken: string;
+  /** The embedded data folder; undefined in distributed mode. */
+  dataDir: string | undefined;
+  keys: CrashKey[];
+  accounts: CrashAccount[];
+  prepaid: boolean;
+  remove(): void;
+}
+
+const BIG_TIER = { requests_per_minute: 100_000_000 };
+
+function config(engineUrl: string, prepaid: boolean): unknown {
+  return {
+    installation: { name: "Zona crash", zones: [{ id: "crash" }], prepaid, default_tier: "slow" },
+    tiers: {
+      slow: { multiplier: 1, ...BIG_TIER },
+      medium: { multiplier: 2, ...BIG_TIER },
+      fast: { multiplier: 4, ...BIG_TIER },
+      ludicrous: { multiplier: 8, ...BIG_TIER },
+    },
+    rate_limits: {
+      endpoint_limits: { chat_completions: BIG_TIER.requests_per_minute },
+      redis_timeout_ms: 5_000,
+    },
+    billing: { reservation_timeout_seconds: HOLD_SECONDS },
+    models: [
+      {
+        id: CRASH_MODEL,
+        kind: "chat",
+        prices: { input_per_million_tokens: 1_000, output_per_million_tokens: 2_000 },
+      },
+    ],
+    machines: [
+      {
+        name: "engine",
+        zone: "crash",
+        protocol: "openai",
+        url: engineUrl,
+        models: [CRASH_MODEL],
+        capacity: 1024,
+      },
+    ],
+  };
+}
+
+/**
+ * Starts a Zona child for the experiment and opens, through the operator API: keys without a limit,
+ * keys with a limit never reached, and one key whose limit fits only a few dozen requests; on a
+ * prepaid installation also an account whose credits run out during the load.
+ */
+export async function setUpCrash(options: {
+  engineUrl: string;
+  prepaid: boolean;
+  /** Embedded (a fresh data folder) unless PostgreSQL and Redis are given. */
+  shared?: { databaseUrl: string; redisUrl: string };
+}): Promise<CrashSetup> {
+  const dir = mkdtempSync(join(tmpdir(), "zona-crash-"));
+  const configFile = join(dir, "zona.yaml");
+  writeFileSync(configFile, stringify(config(options.engineUrl, options.prepaid)));
+  const storage: ChildStorage = options.shared ?? { dataDir: join(dir, "data") };
+  const adminToken = randomBytes(24).toString("hex");
+  const zona = new ZonaChild({ port: await freePort(), configFile, adminToken, storage });
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    await zona.start();
+    const admin = async (path: string, body: unknown) => {
+      const response = await fetch(`${zona.url}/admin/v1${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const answer = (await response.json()) as Record<string, unknown>;
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(answer)}`);
+      return answer;
+    };
+    const tag = randomBytes(4).toString("hex");
+    const account = async (name: string, credits: number): Promise<CrashAccount> => {
+      const { id } = (await admin("/accounts", { email: `crash-${name}-${tag}@example.com` })) as {
+        id: string;
+      };
+      if (options.prepaid) await admin(`/accounts/${id}/credits`, { amount: credits });
+      return { id, credits: options.prepaid ? credits : 0 };
+    };
+    const key = async (owner: CrashAccount, monthlyLimit: number | null): Promise<CrashKey> => {
+      const made = (await admin(`/accounts/${owner.id}/keys`, {
+        name: `crash-${monthlyLimit ?? "none"}`,
+        ...(monthlyLimit === null ? {} : { monthly_limit: monthlyLimit }),
+      })) as { id: string; key: string };
+      return { secret: made.key, keyId: made.id, accountId: owner.id, monthlyLimit };
+    };
+    const rich = await account("rich", 1_000_000);
+    const poor = await account("poor", TIGHT_LIMIT);
+    const keys = [
+      await key(rich, null),
+      await key(rich, null),
+      await key(rich, null),
+      await key(rich, 1_000_000),
+      await key(rich, 1_000_000),
+      await key(rich, TIGHT_LIMIT),
+      // Prepaid: the poor account's credits run out; postpaid: a second account's key without a limit.
+      await key(poor, null),
+    ];
+    const dataDir = "dataDir" in storage ? storage.dataDir : undefined;
+    return { zona, adminToken, dataDir, keys, accounts: [rich, poor], prepaid: options.prepaid, remove };
+  } catch (error) {
+    await zona.kill9();
+    remove();
+    throw error;
+  }
+}
