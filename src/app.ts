@@ -115,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Running jobs (titles, video steps) still use engines, billing and the store: they end first.
     services.videoUpkeep.stop();
     services.kbUpkeep.stop();
+    services.titleUpkeep.stop();
     await services.jobs.close();
     if (services.durableJobs !== services.jobs) await services.durableJobs.close();
     services.billing.stopSweeper();
@@ -167,6 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   services.imageFiles.startSweeper();
   startVideoWork(services);
   startDocumentWork(services);
+  services.titleUpkeep.start();
   await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
   if (config.app.web_chat.enabled) await app.register(webChatRoutes, { config: () => services.config });
   if (config.server.admin_token) {

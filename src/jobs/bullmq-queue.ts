@@ -27,6 +27,8 @@ const WARN_EVERY_MS = 10_000;
 // A live Redis answers QUIT in milliseconds; past this the connections are cut.
 const CLOSE_WAIT_MS = 2_000;
 const IDLE_POLL_MS = 20;
+const RECONNECTED_SETTLE_MS = 1_000;
+const ADD_WAIT_MS = 2_000;
 // Failed jobs kept for inspection; finished ones are removed so a later job may reuse an id.
 const FAILED_KEPT = 1_000;
 // Handlers are idempotent: a job whose process died (or stalled) is better run again than failed.
@@ -61,6 +63,7 @@ export class BullMqQueue implements JobQueue {
   private lastWarning = Number.NEGATIVE_INFINITY;
   private unwarned = 0;
   private degraded = false;
+  private readonly reconnected: Array<() => void> = [];
 
   constructor(options: BullMqQueueOptions) {
     this.options = options;
@@ -96,7 +99,33 @@ export class BullMqQueue implements JobQueue {
     });
   }
 
+  onReconnected(listener: () => void): void {
+    this.reconnected.push(listener);
+  }
+
+  /**
+   * Rejects when Redis has not taken the job within 2 s: a request that queues work never waits for
+   * an absent Redis (its commands would wait offline until it returns). The work is kept in the
+   * database, and the upkeeps queue it again; an add that lands late changes nothing (one per id).
+   */
   async add<T>(name: string, data: T, options: JobOptions = {}): Promise<void> {
+    const adding = this.addNow(name, data, options);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Redis did not take the job within ${ADD_WAIT_MS} ms`)),
+        ADD_WAIT_MS,
+      );
+    });
+    try {
+      await Promise.race([adding, late]);
+    } finally {
+      clearTimeout(timer);
+      adding.catch(() => {}); // a late failure has been told already, as the timeout
+    }
+  }
+
+  private async addNow<T>(name: string, data: T, options: JobOptions): Promise<void> {
     const jobOptions: JobsOptions = {};
     if (options.delayMs !== undefined && options.delayMs > 0) jobOptions.delay = options.delayMs;
     if (options.id !== undefined) {
@@ -186,6 +215,10 @@ export class BullMqQueue implements JobQueue {
       if (!this.degraded) return;
       this.degraded = false;
       this.options.log?.info({}, "job queue: Redis is reachable again");
+      // The queue's other connections come back within moments of the first.
+      setTimeout(() => {
+        for (const listener of this.reconnected) listener();
+      }, RECONNECTED_SETTLE_MS).unref();
     });
   }
 

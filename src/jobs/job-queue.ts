@@ -29,6 +29,11 @@ export interface JobQueue {
   idle(): Promise<void>;
   /** Jobs waiting to run (queued or waiting for a retry), for the queue-depth metric. */
   waitingCount?(): number | Promise<number>;
+  /**
+   * Hears when the queue's Redis answers again after an outage: jobs added meanwhile failed, and a
+   * Redis that kept nothing on disk forgot the waiting ones, so the upkeeps queue them again then.
+   */
+  onReconnected?(listener: () => void): void;
   /** Readiness of a queue in Redis: resolves when Redis answers, rejects with the reason (`GET /readyz`). */
   ping?(): Promise<void>;
   /** Stops taking jobs, aborts the running ones' signals and waits for them to finish. */

@@ -17,19 +17,25 @@ export class Periodic {
   /** Runs the task now and then every `everyMs`; a second start changes nothing. */
   start(everyMs: number): void {
     if (this.timer) return;
-    const run = () => {
-      this.task().catch((error: unknown) =>
-        this.log?.warn({ err: error }, `${this.what} failed; trying again at the next run`),
-      );
-    };
-    run();
+    this.run();
     // Housekeeping never keeps the process alive on its own.
-    this.timer = setInterval(run, everyMs);
+    this.timer = setInterval(() => this.run(), everyMs);
     this.timer.unref();
+  }
+
+  /** Runs the task once more now, between two periods (when what it repairs may just have broken); not once stopped. */
+  runNow(): void {
+    if (this.timer) this.run();
   }
 
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  private run(): void {
+    this.task().catch((error: unknown) =>
+      this.log?.warn({ err: error }, `${this.what} failed; trying again at the next run`),
+    );
   }
 }

@@ -18,6 +18,7 @@ import type { Store } from "../store/database.ts";
 import { AccountsRepository } from "../store/repositories/accounts.ts";
 import { ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import { BillingRepository } from "../store/repositories/billing.ts";
+import { ConversationsRepository } from "../store/repositories/conversations.ts";
 import { CreditsRepository } from "../store/repositories/credits.ts";
 import { EmailTokensRepository } from "../store/repositories/email-tokens.ts";
 import { ImageFilesRepository } from "../store/repositories/image-files.ts";
@@ -38,6 +39,7 @@ import { AccountMails } from "./auth/account-mails.ts";
 import { AppSessions } from "./auth/app-sessions.ts";
 import { SignIn } from "./auth/sign-in.ts";
 import { ChatService } from "./chat/chat-service.ts";
+import { TitleUpkeep } from "./chat/title-upkeep.ts";
 import { CreditsService } from "./credits.ts";
 import { ImageFiles } from "./images/image-files.ts";
 import { ImageService } from "./images/image-service.ts";
@@ -173,10 +175,13 @@ export function createServices(
   const logged = log ? { log } : {};
   const knowledgeBases = new KnowledgeBases({ repo: kbBases, queue: durableJobs, ...logged });
   const kbUpkeep = new KbUpkeep({ repo: kbBases, queue: durableJobs, ...logged });
+  const conversations = new ConversationsRepository(store.db);
+  const titleUpkeep = new TitleUpkeep({ repo: conversations, queue: jobs, now, ...logged });
   const foundation: Foundation = {
     stable: {
       knowledgeBases,
       kbUpkeep,
+      titleUpkeep,
       imageFiles,
       videoUpkeep,
       durableJobs,

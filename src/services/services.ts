@@ -14,6 +14,7 @@ import type { AccountMails } from "./auth/account-mails.ts";
 import type { AppSessions } from "./auth/app-sessions.ts";
 import type { SignIn } from "./auth/sign-in.ts";
 import type { ChatService } from "./chat/chat-service.ts";
+import type { TitleUpkeep } from "./chat/title-upkeep.ts";
 import type { CreditsService } from "./credits.ts";
 import type { ImageFiles } from "./images/image-files.ts";
 import type { ImageService } from "./images/image-service.ts";
@@ -68,6 +69,8 @@ export interface Services {
   kbAsk: KbAsk;
   /** Queues documents not read yet again. */
   kbUpkeep: KbUpkeep;
+  /** Queues again the automatic titles whose job was lost. */
+  titleUpkeep: TitleUpkeep;
   /** Access tokens of the app API and the user behind them. */
   appSessions: AppSessions;
   /** Conversations of the app API and their streamed answers. */

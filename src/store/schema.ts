@@ -234,7 +234,11 @@ export const conversations = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("conversations_account_updated_idx").on(t.accountId, t.updatedAt)],
+  (t) => [
+    index("conversations_account_updated_idx").on(t.accountId, t.updatedAt),
+    // The title upkeep looks for these; few conversations keep the default title for long.
+    index("conversations_untitled_idx").on(t.updatedAt).where(sql`${t.titleSource} = 'default'`),
+  ],
 );
 
 /** Messages of a conversation, oldest first by `created_at` and then `seq`. */

@@ -37,6 +37,7 @@ export async function startChatStack(
     language?: string;
     jobQueue?: JobQueue;
     config?: Record<string, unknown>;
+    now?: () => Date;
   } = {},
 ): Promise<ChatStack> {
   const alpha = new FakeOpenAiServer();
@@ -46,6 +47,7 @@ export async function startChatStack(
   const t = await startTestApp({
     ...(options.store ? { store: options.store } : {}),
     ...(options.jobQueue ? { jobQueue: options.jobQueue } : {}),
+    ...(options.now ? { now: options.now } : {}),
     config: {
       installation: {
         zones: [{ id: "ch-ti" }, { id: "ch-zh" }],
@@ -200,6 +202,11 @@ export class HeldJobs implements JobQueue {
 
   async add<T>(name: string, data: T, options?: JobOptions): Promise<void> {
     this.held.push({ name, data, options });
+  }
+
+  /** Forgets the held jobs, as a queue that lost them (a process that died, Redis emptied). */
+  forget(): void {
+    this.held = [];
   }
 
   /** Hands the held jobs to the real queue. */

@@ -41,7 +41,27 @@ export interface CrashSetup {
 
 const BIG_TIER = { requests_per_minute: 100_000_000 };
 
-function config(engineUrl: string, prepaid: boolean): unknown {
+/** What an experiment may change in the installation. */
+export interface CrashOptions {
+  /** `rate_limits.redis_timeout_ms` (5 s by default here: a busy machine must not fall back by itself). */
+  redisTimeoutMs?: number;
+  /** A text-embeddings-inference server: adds `bge-m3`, for knowledge bases. */
+  embeddingUrl?: string;
+}
+
+function config(engineUrl: string, prepaid: boolean, options: CrashOptions): unknown {
+  const embedding = options.embeddingUrl
+    ? {
+        model: { id: "bge-m3", kind: "embedding" },
+        machine: {
+          name: "tei",
+          zone: "crash",
+          protocol: "tei",
+          url: options.embeddingUrl,
+          models: ["bge-m3"],
+        },
+      }
+    : undefined;
   return {
     installation: { name: "Zona crash", zones: [{ id: "crash" }], prepaid, default_tier: "slow" },
     tiers: {
@@ -52,7 +72,7 @@ function config(engineUrl: string, prepaid: boolean): unknown {
     },
     rate_limits: {
       endpoint_limits: { chat_completions: BIG_TIER.requests_per_minute },
-      redis_timeout_ms: 5_000,
+      redis_timeout_ms: options.redisTimeoutMs ?? 5_000,
     },
     billing: { reservation_timeout_seconds: HOLD_SECONDS },
     models: [
@@ -61,6 +81,7 @@ function config(engineUrl: string, prepaid: boolean): unknown {
         kind: "chat",
         prices: { input_per_million_tokens: 1_000, output_per_million_tokens: 2_000 },
       },
+      ...(embedding ? [embedding.model] : []),
     ],
     machines: [
       {
@@ -71,6 +92,7 @@ function config(engineUrl: string, prepaid: boolean): unknown {
         models: [CRASH_MODEL],
         capacity: 1024,
       },
+      ...(embedding ? [embedding.machine] : []),
     ],
   };
 }
@@ -85,10 +107,14 @@ export async function setUpCrash(options: {
   prepaid: boolean;
   /** Embedded (a fresh data folder) unless PostgreSQL and Redis are given. */
   shared?: { databaseUrl: string; redisUrl: string };
+  installation?: CrashOptions;
 }): Promise<CrashSetup> {
   const dir = mkdtempSync(join(tmpdir(), "zona-crash-"));
   const configFile = join(dir, "zona.yaml");
-  writeFileSync(configFile, stringify(config(options.engineUrl, options.prepaid)));
+  writeFileSync(
+    configFile,
+    stringify(config(options.engineUrl, options.prepaid, options.installation ?? {})),
+  );
   const storage: ChildStorage = options.shared ?? { dataDir: join(dir, "data") };
   const adminToken = randomBytes(24).toString("hex");
   const zona = new ZonaChild({ port: await freePort(), configFile, adminToken, storage });

@@ -34,6 +34,7 @@ export class KbUpkeep {
   /** Queues now and then every minute until stopped. */
   start(everyMs = KB_UPKEEP_EVERY_MS): void {
     this.periodic.start(everyMs);
+    this.queue.onReconnected?.(() => this.periodic.runNow());
   }
 
   stop(): void {

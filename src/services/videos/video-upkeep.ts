@@ -52,6 +52,7 @@ export class VideoUpkeep {
   /** Runs both now and then every minute until stopped. */
   start(everyMs = VIDEO_UPKEEP_EVERY_MS): void {
     this.periodic.start(everyMs);
+    this.queue.onReconnected?.(() => this.periodic.runNow());
   }
 
   stop(): void {

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, lt, ne, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
 import { conversationMessages, conversations } from "../schema.ts";
 
@@ -109,6 +109,48 @@ export class ConversationsRepository {
       .orderBy(asc(conversationMessages.seq))
       .limit(1);
     return rows[0];
+  }
+
+  /**
+   * Conversations still under the default title whose first answer is an answer (not `failedText`,
+   * not empty), last changed between `since` and `before`: their title job was lost or never queued.
+   */
+  async untitledAnswered(
+    window: { since: Date; before: Date },
+    failedText: string,
+    limit: number,
+  ): Promise<Array<{ id: string; accountId: string; backend: string | null; model: string }>> {
+    const first = this.db
+      .select({ model: conversationMessages.model, content: conversationMessages.content })
+      .from(conversationMessages)
+      .where(
+        and(
+          eq(conversationMessages.conversationId, conversations.id),
+          eq(conversationMessages.role, "assistant"),
+        ),
+      )
+      .orderBy(asc(conversationMessages.seq))
+      .limit(1)
+      .as("first_answer");
+    return this.db
+      .select({
+        id: conversations.id,
+        accountId: conversations.accountId,
+        backend: conversations.backend,
+        model: first.model,
+      })
+      .from(conversations)
+      .innerJoinLateral(first, sql`true`)
+      .where(
+        and(
+          eq(conversations.titleSource, "default"),
+          gt(conversations.updatedAt, window.since),
+          lt(conversations.updatedAt, window.before),
+          ne(first.content, failedText),
+          sql`btrim(${first.content}) <> ''`,
+        ),
+      )
+      .limit(limit);
   }
 
   /** A title the user chose: kept from now on, whatever the automatic title job does. */

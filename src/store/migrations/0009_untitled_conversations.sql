@@ -1,0 +1,1 @@
+CREATE INDEX "conversations_untitled_idx" ON "conversations" USING btree ("updated_at") WHERE "conversations"."title_source" = 'default';
