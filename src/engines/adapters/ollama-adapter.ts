@@ -31,7 +31,7 @@ export function createOllamaAdapter(client: UpstreamClient): EngineAdapter {
     async chatStream(machine, call, signal) {
       const path = rootPath(machine, "/api/chat");
       const body = ollamaChatRequest(call, true, upstreamModel(machine, call.model));
-      const lines = parseNdjson(await client.stream({ machine, path, body, signal }, NDJSON));
+      const lines = await client.events({ machine, path, body, signal }, NDJSON, parseNdjson);
       return fromOllamaChatStream(lines, call);
     },
 
@@ -44,7 +44,7 @@ export function createOllamaAdapter(client: UpstreamClient): EngineAdapter {
     async completeStream(machine, call, signal) {
       const path = rootPath(machine, "/api/generate");
       const body = ollamaGenerateRequest(call, true, upstreamModel(machine, call.model));
-      const lines = parseNdjson(await client.stream({ machine, path, body, signal }, NDJSON));
+      const lines = await client.events({ machine, path, body, signal }, NDJSON, parseNdjson);
       return fromOllamaGenerateStream(lines, call);
     },
 

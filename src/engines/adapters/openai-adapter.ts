@@ -33,7 +33,7 @@ export function createOpenAiAdapter(client: UpstreamClient): EngineAdapter {
     async chatStream(machine, call, signal) {
       const path = openAiPath(machine, "/chat/completions");
       const body = chatRequest(call, true, upstreamModel(machine, call.model));
-      return toChatChunks(parseSseJson(await client.stream({ machine, path, body, signal }, SSE)), call);
+      return toChatChunks(await client.events({ machine, path, body, signal }, SSE, parseSseJson), call);
     },
 
     async complete(machine, call, signal) {
@@ -45,7 +45,7 @@ export function createOpenAiAdapter(client: UpstreamClient): EngineAdapter {
     async completeStream(machine, call, signal) {
       const path = openAiPath(machine, "/completions");
       const body = completionRequest(call, true, upstreamModel(machine, call.model));
-      return toTextChunks(parseSseJson(await client.stream({ machine, path, body, signal }, SSE)), call);
+      return toTextChunks(await client.events({ machine, path, body, signal }, SSE, parseSseJson), call);
     },
 
     async embed(machine, model, texts, signal) {

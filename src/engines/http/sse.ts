@@ -1,5 +1,5 @@
 import { UpstreamError } from "../types.ts";
-import { LineSplitter } from "./line-splitter.ts";
+import { LineSplitter, MAX_LINE_CHARACTERS } from "./line-splitter.ts";
 
 /** One server-sent event: its `event:` name (if any) and its `data:` lines joined by "\n". */
 export interface SseEvent {
@@ -10,11 +10,13 @@ export interface SseEvent {
 /**
  * Parses a server-sent-event stream incrementally. Comments (":" lines) and fields other than
  * `data` and `event` are skipped; an event is dispatched at its blank line, and one left open
- * when the stream ends is dispatched too (some servers omit the last blank line).
+ * when the stream ends is dispatched too (some servers omit the last blank line). An event whose
+ * data outgrows MAX_LINE_CHARACTERS (data lines that never meet a blank line) is a `protocol` failure.
  */
 export async function* parseSse(source: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
   const splitter = new LineSplitter();
   let data: string[] = [];
+  let size = 0;
   let event: string | undefined;
   const take = (line: string): SseEvent | undefined => {
     if (line.length === 0) {
@@ -24,6 +26,7 @@ export async function* parseSse(source: AsyncIterable<Uint8Array>): AsyncGenerat
       }
       const dispatched = { event, data: data.join("\n") };
       data = [];
+      size = 0;
       event = undefined;
       return dispatched;
     }
@@ -32,8 +35,16 @@ export async function* parseSse(source: AsyncIterable<Uint8Array>): AsyncGenerat
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? "" : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32 /* " " */) value = value.slice(1);
-    if (field === "data") data.push(value);
-    else if (field === "event") event = value;
+    if (field === "data") {
+      size += value.length + 1;
+      if (size > MAX_LINE_CHARACTERS) {
+        throw new UpstreamError(
+          "protocol",
+          `the upstream sent an event longer than ${MAX_LINE_CHARACTERS} characters`,
+        );
+      }
+      data.push(value);
+    } else if (field === "event") event = value;
     return undefined;
   };
   for await (const chunk of source) {

@@ -5,11 +5,15 @@ import { parseJsonPayload } from "./sse.ts";
 import { abortError, statusError, toUpstreamError } from "./upstream-errors.ts";
 import { upstreamTarget } from "./upstream-target.ts";
 
-/** Timeouts of upstream calls, in milliseconds (headers and body timers tick every ~0.5 s, so they may fire up to ~1 s late). */
+/**
+ * Timeouts of upstream calls, in milliseconds (headers and body timers tick every ~0.5 s, so they may
+ * fire up to ~1 s late). `headersMs` also bounds a whole non-streamed answer and a stream's first
+ * event, counted from the send: a body that trickles in keeps the silence timer quiet, not the request.
+ */
 export interface UpstreamTimeouts {
   /** Establishing the TCP (and TLS) connection. */
   connectMs: number;
-  /** From sending the request to the answer's headers: the whole answer when not streamed, the first byte when streamed. */
+  /** From sending the request to the answer's headers, and to the end of a whole answer or a stream's first event. */
   headersMs: number;
   /** Silence allowed between two pieces of an answer's body. */
   bodyMs: number;
@@ -70,6 +74,9 @@ export interface BinaryAnswer {
 /** The largest binary answer read (a runaway upstream must not fill the memory). */
 export const BINARY_ANSWER_LIMIT = 64 * 1024 * 1024;
 
+/** The largest JSON answer read: a batch of embeddings or a long answer with log-probabilities stays far below. */
+export const JSON_ANSWER_LIMIT = 64 * 1024 * 1024;
+
 const ERROR_BODY_LIMIT = 4_096;
 const ERROR_BODY_WAIT_MS = 2_000;
 
@@ -102,8 +109,9 @@ export class UpstreamClient {
 
   /** Sends the call and parses the whole answer as JSON (`protocol` failure when it is not JSON). */
   async json(call: UpstreamCall): Promise<unknown> {
+    const started = performance.now();
     const response = await this.send(call, "application/json", jsonBody(call.body));
-    return readJson(response, call.signal);
+    return readJson(response, call.signal, this.deadline(call, started));
   }
 
   /**
@@ -117,8 +125,9 @@ export class UpstreamClient {
       const file = await openAsBlob(call.file.path, { type: call.file.type });
       form.append(call.file.field, file, call.file.filename);
     }
+    const started = performance.now();
     const response = await this.send(call, "application/json", form);
-    return readJson(response, call.signal);
+    return readJson(response, call.signal, this.deadline(call, started));
   }
 
   /**
@@ -163,11 +172,33 @@ export class UpstreamClient {
     return guardBody(response.body, call.signal);
   }
 
+  /**
+   * Sends the call and parses its streamed answer with `parse` (SSE events, NDJSON lines). The first
+   * item must come within the headers timeout counted from the send, as a whole answer must: bytes
+   * that make no item (a trickle, comments, a line that never ends) do not hold the request. After
+   * the first item only the body timeout applies. Stopping the iteration closes the connection.
+   */
+  async events<T>(
+    call: UpstreamCall,
+    accept: string,
+    parse: (body: AsyncIterable<Uint8Array>) => AsyncIterable<T>,
+  ): Promise<AsyncIterable<T>> {
+    const started = performance.now();
+    const response = await this.send(call, accept, jsonBody(call.body));
+    const cancel = cutOffAt(response.body, this.deadline(call, started), "sent no complete event");
+    return clearedAtFirst(parse(guardBody(response.body, call.signal)), cancel);
+  }
+
   /** Closes the idle connections and waits for the running calls. */
   async close(): Promise<void> {
     const pools = [...this.pools.values()];
     this.pools.clear();
     await Promise.all(pools.map((pool) => pool.close()));
+  }
+
+  /** When an answer that started at `started` (performance.now()) must have come: its headers timeout later. */
+  private deadline(call: Omit<UpstreamCall, "body">, started: number): number {
+    return started + (call.headersTimeoutMs ?? this.timeouts.headersMs);
   }
 
   private pool(origin: string): Pool {
@@ -219,14 +250,66 @@ function jsonBody(body: unknown): string | undefined {
   return body === undefined ? undefined : JSON.stringify(body);
 }
 
-async function readJson(response: Dispatcher.ResponseData, signal: AbortSignal): Promise<unknown> {
-  let text: string;
+/** Reads a whole answer as JSON: at most JSON_ANSWER_LIMIT bytes, all of it by `deadline` (performance.now() time). */
+async function readJson(
+  response: Dispatcher.ResponseData,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<unknown> {
+  const body = response.body;
+  const tooLarge = () =>
+    new UpstreamError("protocol", `the upstream sent an answer larger than ${JSON_ANSWER_LIMIT} bytes`);
+  if (Number(response.headers["content-length"]) > JSON_ANSWER_LIMIT) {
+    body.on("error", () => {}).destroy();
+    throw tooLarge();
+  }
+  const cancel = cutOffAt(body, deadline, "did not finish its answer");
+  const chunks: Buffer[] = [];
+  let size = 0;
   try {
-    text = await response.body.text();
+    for await (const chunk of body) {
+      const buffer = chunk as Buffer;
+      size += buffer.length;
+      // Leaving the loop destroys the body (and its connection).
+      if (size > JSON_ANSWER_LIMIT) throw tooLarge();
+      chunks.push(buffer);
+    }
   } catch (error) {
     throw toUpstreamError(error, signal, "body");
+  } finally {
+    cancel();
   }
-  return parseJsonPayload(text, "an answer");
+  // TextDecoder drops a byte-order mark, as undici's text() did.
+  return parseJsonPayload(new TextDecoder().decode(Buffer.concat(chunks, size)), "an answer");
+}
+
+/**
+ * Destroys `body` with a `timeout` failure if it is still being read at `deadline`
+ * (performance.now() time); returns what cancels that.
+ */
+function cutOffAt(body: Dispatcher.ResponseData["body"], deadline: number, what: string): () => void {
+  const timer = setTimeout(
+    () => {
+      // Nobody may be reading yet: an unheard error event would end the process.
+      body.on("error", () => {});
+      body.destroy(new UpstreamError("timeout", `the upstream ${what} in time`));
+    },
+    Math.max(0, deadline - performance.now()),
+  );
+  timer.unref();
+  return () => clearTimeout(timer);
+}
+
+/** Passes `items` through, calling `cancel` at the first one (or when the iteration ends). */
+async function* clearedAtFirst<T>(items: AsyncIterable<T>, cancel: () => void): AsyncGenerator<T> {
+  try {
+    for await (const item of items) {
+      cancel();
+      yield item;
+    }
+  } finally {
+    cancel();
+  }
 }
 
 async function* guardBody(
