@@ -8,6 +8,7 @@ import { loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { checkMachines } from "./engines/machine-check.ts";
 import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
+import { applyClientTimeouts, CHECK_EVERY_MS, closeStalledAnswers } from "./http/client-timeouts.ts";
 import { installCors } from "./http/cors.ts";
 import { installErrorHandling } from "./http/error-handler.ts";
 import { closeIdleConnectionsOnClose } from "./http/idle-connections.ts";
@@ -79,8 +80,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: newRequestId,
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: "request_id", disableRequestLogging: true }),
-    trustProxy: config.server.trust_proxy,
+    // Only the proxy in front is believed: the client is the last X-Forwarded-For entry, the one it
+    // appended. Earlier entries are whatever the client sent (a fresh or trusted address per request).
+    trustProxy: config.server.trust_proxy ? (_address: string, hop: number) => hop === 0 : false,
     return503OnClosing: true,
+    // Slow clients' limits (client-timeouts.ts) are checked this often, not Node's every 30 s.
+    http: { connectionsCheckingInterval: CHECK_EVERY_MS },
   });
   const jobs = deps.jobQueue ?? createJobQueue(config, app.log);
   const appMetrics = createAppMetrics(config.installation.currency);
@@ -132,6 +137,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limits = { store: counterStore, now: deps.now ?? (() => new Date()), refused: limitCounters.refused };
 
   closeIdleConnectionsOnClose(app);
+  applyClientTimeouts(app.server);
+  closeStalledAnswers(app.server);
   installRequestId(app);
   installRequestTrace(app);
   installAccessLog(app);

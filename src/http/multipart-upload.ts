@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import busboy from "busboy";
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -135,6 +136,7 @@ function readForm(
     let file: ReceivedFile | undefined;
     const otherFiles: string[] = [];
     const writes: Promise<void>[] = [];
+    const parts: Readable[] = [];
     let settled = false;
     const fail = (error: unknown) => {
       if (settled) return;
@@ -142,7 +144,12 @@ function readForm(
       request.raw.unpipe(parser);
       // Keep reading (and dropping) what the client still sends, so that it gets the answer.
       request.raw.resume();
-      reject(error);
+      // A form cut off mid-file never ends its file part, which kept the file open for ever (its
+      // descriptor and its disk space, though removed). Ended, the file closes; it is removed after.
+      // With an error: a part destroyed without one, once its last byte has arrived but before it was
+      // all read, counts as finished, and the file it was piped to would never be closed.
+      for (const part of parts) part.destroy(new Error("the upload was abandoned"));
+      void Promise.allSettled(writes).then(() => reject(error));
     };
 
     let bytes = 0;
@@ -159,7 +166,11 @@ function readForm(
       fields.set(name, list);
     });
     parser.on("file", (name, stream, info) => {
-      if (name !== limits.fileField || file !== undefined) {
+      parts.push(stream);
+      // A part cut off is destroyed with an error ("Unexpected end of file"); one that is only
+      // drained has no other listener, and an unhandled error would end the process.
+      stream.on("error", () => {});
+      if (settled || name !== limits.fileField || file !== undefined) {
         if (name !== limits.fileField) otherFiles.push(name);
         stream.resume();
         return;
@@ -174,7 +185,9 @@ function readForm(
       });
       writes.push(pipeline(stream, createWriteStream(path)));
     });
-    parser.once("error", () => fail(uploadFailed()));
+    // `on`, not `once`: busboy goes on parsing after a malformed part header and may emit a second
+    // error, which unhandled would end the process (issue 15, multipart-fuzz).
+    parser.on("error", () => fail(uploadFailed()));
     parser.once("close", () => {
       Promise.all(writes).then(
         () => {
