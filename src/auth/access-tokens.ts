@@ -7,6 +7,8 @@ export interface AccessClaims {
   /** Issued and expiry times, Unix seconds. */
   iat: number;
   exp: number;
+  /** The account's password stamp at issue (see `passwordStamp`): a new password ends older tokens. */
+  pwd?: string;
 }
 
 /** Every access token starts with this, so it is never taken for an API key (`sk-`). */
@@ -22,9 +24,14 @@ export class AccessTokens {
     this.secret = secret;
   }
 
-  sign(accountId: string, now: Date, lifetimeSeconds: number): string {
+  sign(accountId: string, now: Date, lifetimeSeconds: number, passwordStamp?: string): string {
     const iat = Math.floor(now.getTime() / 1000);
-    const claims: AccessClaims = { sub: accountId, iat, exp: iat + lifetimeSeconds };
+    const claims: AccessClaims = {
+      sub: accountId,
+      iat,
+      exp: iat + lifetimeSeconds,
+      ...(passwordStamp === undefined ? {} : { pwd: passwordStamp }),
+    };
     const body = Buffer.from(JSON.stringify(claims)).toString("base64url");
     return `${ACCESS_TOKEN_PREFIX}${body}.${this.mac(body)}`;
   }
@@ -47,6 +54,14 @@ export class AccessTokens {
     return claims;
   }
 
+  /**
+   * A short keyed digest of an account's password hash (salted, so every new password gives a new
+   * one), carried in its tokens: a token issued before a password reset no longer matches.
+   */
+  passwordStamp(passwordHash: string | null): string {
+    return this.mac(`password\n${passwordHash ?? ""}`).slice(0, 22);
+  }
+
   private mac(body: string): string {
     return createHmac("sha256", this.secret).update(body).digest("base64url");
   }
@@ -55,5 +70,10 @@ export class AccessTokens {
 function isClaims(value: unknown): value is AccessClaims {
   if (typeof value !== "object" || value === null) return false;
   const claims = value as Record<string, unknown>;
-  return typeof claims.sub === "string" && typeof claims.iat === "number" && typeof claims.exp === "number";
+  return (
+    typeof claims.sub === "string" &&
+    typeof claims.iat === "number" &&
+    typeof claims.exp === "number" &&
+    (claims.pwd === undefined || typeof claims.pwd === "string")
+  );
 }

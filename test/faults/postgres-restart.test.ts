@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PASSWORD } from "../app/auth-fixtures.ts";
 import { FakeOpenAiServer } from "../fakes/index.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { HAS_REDIS_SERVER, RedisServerProcess } from "../limits/redis-server-process.ts";
@@ -22,6 +23,13 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
     let engine: FakeOpenAiServer;
     let engineUrl: { url: string; close(): Promise<void> };
     let setup: CrashSetup;
+    let token = "";
+    const conversations = async () => {
+      const response = await fetch(`${setup.zona.url}/api/v1/chat/sessions`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
 
     beforeAll(async () => {
       postgres = new PostgresServerProcess(await freePort());
@@ -33,6 +41,18 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
         prepaid: false,
         shared: { databaseUrl: postgres.url, redisUrl: redis.url },
       });
+      const email = `pg-user-${Date.now()}@example.com`;
+      await fetch(`${setup.zona.url}/admin/v1/accounts`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${setup.adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ email, password: PASSWORD, email_verified: true }),
+      });
+      const login = await fetch(`${setup.zona.url}/api/v1/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email, password: PASSWORD }),
+      });
+      token = ((await login.json()) as { access_token: string }).access_token;
     }, 90_000);
     afterAll(async () => {
       await setup?.zona.kill9();
@@ -46,6 +66,7 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
       const pid = setup.zona.pid;
       let downAt = 0;
       let upAt = 0;
+      let appDuringOutage: { status: number; body: Record<string, unknown> } | undefined;
       const { samples, completed } = await loadThroughOutage({
         url: setup.zona.url,
         keys: setup.keys,
@@ -56,7 +77,9 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
           await new Promise((resolve) => setTimeout(resolve, DOWN_AT_MS));
           await postgres.crash();
           downAt = elapsed();
+          // Past the 5 s cache of signed-in users: the app API must say 503, never sign the user out (401).
           await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+          appDuringOutage = await conversations();
           await postgres.start();
           upAt = elapsed();
         },
@@ -85,6 +108,11 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
         ),
       ).toEqual([]);
       expect(setup.zona.pid).toBe(pid);
+      expect(appDuringOutage).toMatchObject({
+        status: 503,
+        body: { error: { code: "service_unavailable" } },
+      });
+      expect((await conversations()).status).toBe(200);
 
       const { audit } = await sweepThenAudit(setup, completed, { databaseUrl: postgres.url });
       expect(audit.completedWithoutRecord).toEqual([]);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { AccessTokens } from "../../auth/access-tokens.ts";
+import { ApiError } from "../../http/errors.ts";
 import type { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
 import type { AccountsService, Language } from "../accounts.ts";
 
@@ -25,7 +26,10 @@ export class AppSessions {
   private readonly now: () => Date;
   readonly accessSeconds: number;
   private tokens: Promise<AccessTokens> | undefined;
-  private readonly users = new Map<string, { user: SessionUser | undefined; until: number }>();
+  private readonly users = new Map<
+    string,
+    { user: SessionUser | undefined; stamp: string | undefined; until: number }
+  >();
 
   constructor(deps: {
     accounts: AccountsService;
@@ -39,19 +43,29 @@ export class AppSessions {
     this.accessSeconds = deps.accessSeconds;
   }
 
-  /** A new access token for an account. */
+  /** A new access token for an account, stamped with its current password (a reset ends it). */
   async accessToken(accountId: string): Promise<string> {
-    return (await this.signer()).sign(accountId, this.now(), this.accessSeconds);
+    const signer = await this.signer();
+    const account = await this.accounts.get(accountId);
+    return signer.sign(accountId, this.now(), this.accessSeconds, signer.passwordStamp(account.passwordHash));
   }
 
   /** The user of a valid access token whose account is enabled; undefined otherwise. */
   async userOfAccessToken(token: string): Promise<SessionUser | undefined> {
-    const claims = (await this.signer()).verify(token, this.now());
+    const signer = await this.signer();
+    const claims = signer.verify(token, this.now());
     if (!claims) return undefined;
     const now = Date.now();
     const cached = this.users.get(claims.sub);
-    if (cached && cached.until > now) return cached.user;
-    const account = await this.accounts.get(claims.sub).catch(() => undefined);
+    // A token issued before the password last changed (a reset by the address's owner) is over; a
+    // stamp that differs from the cached one is checked against the account (the cache may be older).
+    if (cached && cached.until > now && claims.pwd === cached.stamp) return cached.user;
+    // Only "no such account" makes the token worthless: a database that does not answer is a 503,
+    // not a 401 that would sign the user out.
+    const account = await this.accounts.get(claims.sub).catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    });
     const user =
       account && !account.disabled
         ? {
@@ -62,8 +76,9 @@ export class AppSessions {
           }
         : undefined;
     if (this.users.size > 10_000) this.users.clear();
-    this.users.set(claims.sub, { user, until: now + USER_CACHE_MS });
-    return user;
+    const stamp = account ? signer.passwordStamp(account.passwordHash) : undefined;
+    this.users.set(claims.sub, { user, stamp, until: now + USER_CACHE_MS });
+    return claims.pwd === stamp ? user : undefined;
   }
 
   /** Sets a signed-in user's account language; the cached user is forgotten so the next request sees it. */
