@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,6 +7,7 @@ import { PASSWORD } from "../app/auth-fixtures.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { ADMIN_TOKEN, startTestApp } from "../helpers/test-app.ts";
 import { createTestDatabase } from "../helpers/test-store.ts";
+import { ZonaChild } from "../helpers/zona-child.ts";
 import { dropKeys } from "../limits/limit-fixtures.ts";
 
 /**
@@ -19,50 +19,19 @@ import { dropKeys } from "../limits/limit-fixtures.ts";
  * Run with TEST_DATABASE_URL and TEST_REDIS_URL (as .ci/run sets them); skipped without.
  */
 
-const ROOT = new URL("../..", import.meta.url).pathname;
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
 const TRUSTED = "10.0.0.0/8";
 
-interface Server {
-  process: ChildProcess;
-  url: string;
-  output: string;
-}
-
-async function startServer(databaseUrl: string, config: string): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["src/main.ts"], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: process.env.TEST_REDIS_URL,
-      ZONA_ADMIN_TOKEN: ADMIN_TOKEN,
-      ZONA_CONFIG: config,
-      ZONA_LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+/** Starts `src/main.ts` on a free port against the shared PostgreSQL and Redis. */
+async function startServer(databaseUrl: string, configFile: string): Promise<ZonaChild> {
+  const server = new ZonaChild({
+    port: await freePort(),
+    configFile,
+    adminToken: ADMIN_TOKEN,
+    storage: { databaseUrl, redisUrl: process.env.TEST_REDIS_URL as string },
   });
-  const server: Server = { process: child, url: `http://127.0.0.1:${port}`, output: "" };
-  child.stdout?.on("data", (chunk) => {
-    server.output += chunk;
-  });
-  child.stderr?.on("data", (chunk) => {
-    server.output += chunk;
-  });
-  for (const deadline = Date.now() + 45_000; ; ) {
-    const up = await fetch(`${server.url}/healthz`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (up) return server;
-    if (Date.now() > deadline || child.exitCode !== null) {
-      throw new Error(`server did not start:\n${server.output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await server.start();
+  return server;
 }
 
 /** One request of a case: the path under /api/v1 and its JSON body. */
@@ -93,7 +62,7 @@ const freshAddress = (network = "203.0") => {
 describe.skipIf(!shared)(
   "Auth limits across instances: two Zona processes sharing PostgreSQL and Redis (issue 15; spec Rate limits / Per address)",
   () => {
-    let servers: [Server, Server];
+    let servers: [ZonaChild, ZonaChild];
     let database: { url: string; drop(): Promise<void> };
     let dir: string;
     let email: string;
@@ -122,7 +91,7 @@ describe.skipIf(!shared)(
       servers = (await Promise.all([
         startServer(database.url, config),
         startServer(database.url, config),
-      ])) as [Server, Server];
+      ])) as [ZonaChild, ZonaChild];
       email = `limits-${randomBytes(4).toString("hex")}@example.com`;
       const registered = await post(servers[0], freshAddress("198.18"), [
         "/auth/register",
@@ -132,22 +101,14 @@ describe.skipIf(!shared)(
     }, 90_000);
 
     afterAll(async () => {
-      for (const server of servers ?? []) server.process.kill("SIGTERM");
-      await Promise.all(
-        (servers ?? []).map(
-          (s) =>
-            new Promise((resolve) =>
-              s.process.exitCode !== null ? resolve(null) : s.process.once("exit", resolve),
-            ),
-        ),
-      );
+      await Promise.all((servers ?? []).map((server) => server.stop()));
       await database?.drop();
       if (prefix) await dropKeys(process.env.TEST_REDIS_URL ?? "", `${prefix}:`);
       if (dir) await rm(dir, { recursive: true, force: true });
     });
 
     /** A request as the proxy forwards it: `forwardedFor` is the X-Forwarded-For header it sends on. */
-    function post(server: Server, forwardedFor: string, [path, body]: Call): Promise<Response> {
+    function post(server: ZonaChild, forwardedFor: string, [path, body]: Call): Promise<Response> {
       return fetch(`${server.url}/api/v1${path}`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-forwarded-for": forwardedFor },
@@ -177,7 +138,7 @@ describe.skipIf(!shared)(
       await Promise.all(
         calls.map(async (call, i) => {
           const which = (i % 2) as 0 | 1;
-          const response = await post(servers[which] as Server, forwardedFor(i), call);
+          const response = await post(servers[which] as ZonaChild, forwardedFor(i), call);
           const text = await response.text();
           if (response.status === 429) {
             result.refused[which] += 1;

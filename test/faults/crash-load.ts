@@ -1,6 +1,6 @@
+import type { ZonaChild } from "../helpers/zona-child.ts";
 import { askChat } from "./chat-request.ts";
 import type { CrashKey } from "./crash-setup.ts";
-import type { ZonaChild } from "./zona-child.ts";
 
 /** An answer the client received whole: a 200 body that parsed, or a stream that reached `[DONE]`. */
 export interface CompletedAnswer {

@@ -3,8 +3,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { PASSWORD } from "../app/auth-fixtures.ts";
 import { freePort } from "../helpers/free-port.ts";
-import { type ChildStorage, ZonaChild } from "./zona-child.ts";
+import { type ChildStorage, ZonaChild } from "../helpers/zona-child.ts";
 
 export const CRASH_MODEL = "crash-chat";
 /** Reservations of killed processes expire this soon, so the sweep can be seen within the run. */
@@ -165,4 +166,21 @@ export async function setUpCrash(options: {
     remove();
     throw error;
   }
+}
+
+/** Opens an app-API user (verified, English) through the operator API and signs in: its access token. */
+export async function signedInAppUser(setup: CrashSetup): Promise<string> {
+  const email = `app-user-${randomBytes(4).toString("hex")}@example.com`;
+  const account = await fetch(`${setup.zona.url}/admin/v1/accounts`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${setup.adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD, email_verified: true, language: "en" }),
+  });
+  if (account.status !== 201) throw new Error(`account: ${account.status} ${await account.text()}`);
+  const login = await fetch(`${setup.zona.url}/api/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  return ((await login.json()) as { access_token: string }).access_token;
 }

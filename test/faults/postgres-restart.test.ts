@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD } from "../app/auth-fixtures.ts";
 import { FakeOpenAiServer } from "../fakes/index.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { HAS_REDIS_SERVER, RedisServerProcess } from "../limits/redis-server-process.ts";
 import { sweepThenAudit } from "./crash-experiment.ts";
-import { type CrashSetup, setUpCrash } from "./crash-setup.ts";
+import { type CrashSetup, setUpCrash, signedInAppUser } from "./crash-setup.ts";
 import { loadThroughOutage, tally } from "./outage-load.ts";
 import { HAS_POSTGRES_SERVER, PostgresServerProcess } from "./postgres-server-process.ts";
 
@@ -41,18 +40,7 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
         prepaid: false,
         shared: { databaseUrl: postgres.url, redisUrl: redis.url },
       });
-      const email = `pg-user-${Date.now()}@example.com`;
-      await fetch(`${setup.zona.url}/admin/v1/accounts`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${setup.adminToken}`, "content-type": "application/json" },
-        body: JSON.stringify({ email, password: PASSWORD, email_verified: true }),
-      });
-      const login = await fetch(`${setup.zona.url}/api/v1/auth/login`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email, password: PASSWORD }),
-      });
-      token = ((await login.json()) as { access_token: string }).access_token;
+      token = await signedInAppUser(setup);
     }, 90_000);
     afterAll(async () => {
       await setup?.zona.kill9();

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PASSWORD } from "../app/auth-fixtures.ts";
 import { FakeOpenAiServer, FakeTeiServer } from "../fakes/index.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { HAS_REDIS_SERVER, RedisServerProcess } from "../limits/redis-server-process.ts";
-import { CRASH_MODEL, type CrashSetup, setUpCrash } from "./crash-setup.ts";
+import { CRASH_MODEL, type CrashSetup, setUpCrash, signedInAppUser } from "./crash-setup.ts";
 import { loadThroughOutage, tally } from "./outage-load.ts";
 import { HAS_POSTGRES_SERVER, PostgresServerProcess } from "./postgres-server-process.ts";
 
@@ -82,14 +81,7 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
         shared: { databaseUrl: postgres.url, redisUrl: redis.url },
         installation: { redisTimeoutMs: REDIS_TIMEOUT_MS, embeddingUrl: (embeddings as { url: string }).url },
       });
-      const email = `redis-user-${Date.now()}@example.com`;
-      await admin("POST", "/accounts", { email, password: PASSWORD, email_verified: true, language: "en" });
-      const login = await fetch(`${setup.zona.url}/api/v1/auth/login`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ email, password: PASSWORD }),
-      });
-      token = ((await login.json()) as { access_token: string }).access_token;
+      token = await signedInAppUser(setup);
     }, 90_000);
     afterAll(async () => {
       await setup?.zona.kill9();
