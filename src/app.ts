@@ -10,7 +10,7 @@ import { checkMachines } from "./engines/machine-check.ts";
 import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
 import { applyClientTimeouts, CHECK_EVERY_MS, closeStalledAnswers } from "./http/client-timeouts.ts";
 import { installCors } from "./http/cors.ts";
-import { installErrorHandling } from "./http/error-handler.ts";
+import { answerClientError, installErrorHandling, sendFrameworkError } from "./http/error-handler.ts";
 import { closeIdleConnectionsOnClose } from "./http/idle-connections.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
@@ -85,7 +85,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.server.trust_proxy ? (_address: string, hop: number) => hop === 0 : false,
     return503OnClosing: true,
     // Slow clients' limits (client-timeouts.ts) are checked this often, not Node's every 30 s.
-    http: { connectionsCheckingInterval: CHECK_EVERY_MS },
+    http: { connectionsCheckingInterval: CHECK_EVERY_MS, requireHostHeader: false },
+    frameworkErrors: sendFrameworkError,
+    clientErrorHandler: answerClientError,
   });
   const jobs = deps.jobQueue ?? createJobQueue(config, app.log);
   const appMetrics = createAppMetrics(config.installation.currency);

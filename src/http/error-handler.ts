@@ -1,3 +1,5 @@
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { UpstreamError } from "../engines/types.ts";
 import { databaseUnavailableCause } from "../store/database-unavailable.ts";
@@ -21,7 +23,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const unavailable = databaseUnavailableCause(error);
     const apiError = unavailable ? serviceUnavailable() : toApiError(error);
-    if (unavailable) request.log.warn({ reason: unavailable.message }, "the database did not answer; answered 503");
+    if (unavailable)
+      request.log.warn({ reason: unavailable.message }, "the database did not answer; answered 503");
     else if (apiError.status >= 500 && !(error instanceof ApiError) && !cancelledByClient(error, reply)) {
       request.log.error({ err: error }, "unexpected failure");
     }
@@ -36,6 +39,56 @@ export function installErrorHandling(app: FastifyInstance): void {
     });
     done();
   });
+  // Node's own 400 for an HTTP/1.1 request without Host has an empty body (the server is made with
+  // `requireHostHeader: false`), so the service refuses it here, in the spec's shape (issue 15).
+  app.addHook("onRequest", (request, _reply, done) => {
+    if (request.raw.httpVersion === "1.1" && request.headers.host === undefined) {
+      const message = "An HTTP/1.1 request needs a Host header.";
+      done(new ApiError({ status: 400, message, code: "missing_host" }));
+    } else done();
+  });
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router cannot read (a bad percent-escape such as `%zz`, or a
+ * path parameter over its length limit) is answered in the spec's shape, with the request id, rather
+ * than in Fastify's own body (issue 15, key-api-fuzz).
+ */
+export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header("x-request-id", request.id);
+  if (error.code === "FST_ERR_BAD_URL") {
+    const message = "The request URL is not valid: it has a malformed percent-encoding.";
+    sendError(request, reply, new ApiError({ status: 400, message, code: "invalid_url" }));
+  } else if (error.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    const message = "The request URL has a path segment that is too long.";
+    sendError(request, reply, new ApiError({ status: 414, message, code: "invalid_url" }));
+  } else {
+    sendError(request, reply, serverError());
+  }
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (headers over its limit, a bad
+ * Content-Length or Transfer-Encoding, bytes that are not HTTP) is answered like Fastify's default,
+ * but in the spec's error shape. The path may be unknown, so the body suits both APIs: `code` and
+ * `message` for the app API, `type` and `param` besides for the key and operator APIs.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, code, message] =
+    error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [408, "request_timeout", "The request was not received in time."]
+      : error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "request_header_fields_too_large", "The request's headers are too large."]
+        : [400, "bad_request", "The request is not valid HTTP."];
+  const body = JSON.stringify({ error: { message, type: "invalid_request_error", code, param: null } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /** The upstream call was cancelled because the client closed the connection. */

@@ -23,6 +23,10 @@ export function stringField(
   const value = present(fields, name, options);
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw invalidRequest(`'${name}' must be a string.`, { param: name });
+  // PostgreSQL text cannot hold NUL: such a value stored or looked up was a 500 (issue 15, admin-api-fuzz).
+  if (value.includes("\u0000")) {
+    throw invalidRequest(`'${name}' must not contain NUL characters.`, { param: name });
+  }
   if (value.length < (options.min ?? (options.required ? 1 : 0))) {
     throw invalidRequest(`'${name}' must not be empty.`, { param: name });
   }

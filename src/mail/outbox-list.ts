@@ -23,7 +23,7 @@ export async function listOutbox(outbox: MailOutboxRepository, query: unknown) {
   const rows = await outbox.list({
     pending: booleanField(fields, "pending") ?? false,
     limit: numberField(fields, "limit", { min: 1, max: 1000, integer: true }) ?? 100,
-    offset: numberField(fields, "offset", { min: 0, integer: true }) ?? 0,
+    offset: numberField(fields, "offset", { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) ?? 0,
   });
   return { object: "list" as const, data: rows.map(mailView) };
 }

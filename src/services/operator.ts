@@ -17,6 +17,7 @@ import type { MailOutboxRepository } from "../store/repositories/mail-outbox.ts"
 import type { AccountsService } from "./accounts.ts";
 import { type ApiKeyChanges, type ApiKeysService, MAX_REQUESTS_PER_MINUTE } from "./api-keys.ts";
 import type { CreditsService } from "./credits.ts";
+import { isKbSlug } from "./knowledge/kb-slug.ts";
 import type { ModelActivations } from "./model-activations.ts";
 import {
   accountView,
@@ -203,7 +204,7 @@ export class Operator {
 
   /** Shares a base with every key (listed and asked by all) or takes it back to its account alone. */
   async setKnowledgeBaseShared(slug: string, shared: boolean) {
-    const base = await this.knowledgeBases.bySlug(slug);
+    const base = isKbSlug(slug) ? await this.knowledgeBases.bySlug(slug) : undefined;
     if (!base) throw itemNotFound(`No knowledge base '${slug.slice(0, 64)}'.`);
     await this.knowledgeBases.setShared(base.id, shared);
     const changed = await this.knowledgeBases.byId(base.id);
@@ -256,7 +257,7 @@ function usageFilter(fields: Fields) {
 function page(fields: Fields): { limit: number; offset: number } {
   return {
     limit: numberField(fields, "limit", { min: 1, max: 1000, integer: true }) ?? 100,
-    offset: numberField(fields, "offset", { min: 0, integer: true }) ?? 0,
+    offset: numberField(fields, "offset", { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) ?? 0,
   };
 }
 

@@ -3,11 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppUserHandle } from "../app/app-helpers.ts";
 import { PASSWORD, TRUSTED_LOOPBACK } from "../app/auth-fixtures.ts";
 import { type KbStack, startKbStack } from "../knowledge/kb-stack.ts";
+import { FUZZ_SEED, fuzzRuns, hostileBody, isAppError, nearlyValid, parseJson } from "./hostile-values.ts";
 
 // Fixed seed: a failure here is reproduced by running the test again. FUZZ_RUNS raises the count
 // (e.g. FUZZ_RUNS=500 npm test -- test/security/app-api-fuzz.test.ts) for a longer search.
-const SEED = 1_511_240;
-const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
+const SEED = FUZZ_SEED;
+const RUNS = fuzzRuns(25);
 
 /** The JSON endpoints of the app API, with the fields their bodies name. */
 const ENDPOINTS: Array<{ method: string; path: string; auth: boolean; valid: Record<string, unknown> }> = [
@@ -73,51 +74,6 @@ const FIELDS = [
   "format",
 ];
 
-/** Values a hostile client puts in a field: wrong types, huge numbers, long or odd strings, nesting. */
-const hostileValue = fc.oneof(
-  fc.jsonValue({ maxDepth: 3 }),
-  fc.constantFrom(1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, -0, 0.1, 2 ** 53),
-  fc.string({ unit: "binary", maxLength: 50 }),
-  fc.string({ minLength: 9000, maxLength: 12000 }),
-  fc.constantFrom(
-    "",
-    " ",
-    "\u0000",
-    "\ud800",
-    `sk-${"a".repeat(40)}`,
-    "zat_x.y",
-    "slow",
-    "gemma3.8-27b",
-    "it",
-  ),
-);
-
-/** A valid body with one field made hostile or one more field added: it gets past the first checks. */
-function nearlyValid(valid: Record<string, unknown>) {
-  return fc
-    .tuple(fc.constantFrom(...Object.keys(valid), ...FIELDS), hostileValue)
-    .map(([field, value]) => JSON.stringify({ ...valid, [field]: value }));
-}
-
-/** A raw body: JSON objects with the endpoints' field names, any JSON, invalid JSON, deep nesting, bytes. */
-const hostileBody = fc.oneof(
-  fc.dictionary(fc.constantFrom(...FIELDS), hostileValue, { maxKeys: 6 }).map((body) => JSON.stringify(body)),
-  fc.jsonValue().map((value) => JSON.stringify(value)),
-  fc.string({ maxLength: 200 }),
-  fc.integer({ min: 1, max: 20_000 }).map((depth) => `${"[".repeat(depth)}${"]".repeat(depth)}`),
-  fc.integer({ min: 1, max: 5_000 }).map((depth) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`),
-  fc.constantFrom('{"content": 1e400, "model": "x"}', '{"__proto__": {"admin": true}}', '{"a":1,"a":2}'),
-  fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
-);
-
-/** An error of the app API in the spec's shape ("Errors / Shapes" 6). */
-function isAppError(body: unknown): boolean {
-  if (typeof body !== "object" || body === null) return false;
-  const error = (body as { error?: { code?: unknown; message?: unknown } }).error;
-  if (error) return typeof error.code === "string" && typeof error.message === "string";
-  return typeof (body as { message?: unknown }).message === "string";
-}
-
 describe("Hostile input on the app API (issue 15; spec Errors / Shapes 6): property-based, fixed seed", () => {
   let s: KbStack;
   let conversationId = "";
@@ -144,7 +100,7 @@ describe("Hostile input on the app API (issue 15; spec Errors / Shapes 6): prope
     };
     await fresh();
     await fc.assert(
-      fc.asyncProperty(fc.oneof(hostileBody, nearlyValid(endpoint.valid)), async (body) => {
+      fc.asyncProperty(fc.oneof(hostileBody(FIELDS), nearlyValid(endpoint.valid, FIELDS)), async (body) => {
         sent += 1;
         if (sent % 20 === 0) await fresh();
         const path = endpoint.path.replace("{id}", conversationId).replace("{slug}", slug);
@@ -159,12 +115,7 @@ describe("Hostile input on the app API (issue 15; spec Errors / Shapes 6): prope
         const text = await response.text();
         expect(response.status, text.slice(0, 300)).not.toBe(500);
         if (response.status >= 400) {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            parsed = undefined;
-          }
+          const parsed = parseJson(text);
           // 413 is the one HTML error of the spec (body over 64 MB); nothing here is that large.
           expect(isAppError(parsed), `${response.status} ${text.slice(0, 300)}`).toBe(true);
         }

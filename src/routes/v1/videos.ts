@@ -7,6 +7,7 @@ import {
   validateVideoRequest,
   videoPromptTooLong,
 } from "../../services/videos/validate-video-request.ts";
+import { isVideoId } from "../../services/videos/video-ids.ts";
 import type { VideoOwner, VideoService } from "../../services/videos/video-service.ts";
 import { generationContext } from "./text-context.ts";
 
@@ -56,7 +57,7 @@ export function videoRoutes(deps: VideoRouteDeps): FastifyPluginAsync {
       const page = {
         limit: pageLimit(query.limit),
         order: pageOrder(query.order),
-        ...(query.after !== undefined && query.after !== "" ? { after: query.after } : {}),
+        ...(query.after !== undefined && query.after !== "" ? { after: pageCursor(query.after) } : {}),
       };
       return reply.send(await deps.videos.list(ownerOf(request), page));
     });
@@ -153,6 +154,15 @@ function pageLimit(value: string | undefined): number {
     });
   }
   return limit;
+}
+
+// A cursor is compared with stored ids, so it must be one: a NUL byte, for one, fails in PostgreSQL.
+function pageCursor(value: string): string {
+  if (isVideoId(value)) return value;
+  throw invalidRequest("'after' must be the id of a video, such as the last_id of a page.", {
+    param: "after",
+    code: "invalid_value",
+  });
 }
 
 function pageOrder(value: string | undefined): "asc" | "desc" {
