@@ -135,6 +135,7 @@ export class UpstreamClient {
    * than `maxBytes` is cut off as a `protocol` failure.
    */
   async binary(call: UpstreamCall, accept: string, maxBytes = BINARY_ANSWER_LIMIT): Promise<BinaryAnswer> {
+    const started = performance.now();
     const response = await this.send(call, accept, jsonBody(call.body));
     const header = response.headers["content-type"];
     const contentType = Array.isArray(header) ? header[0] : header;
@@ -146,6 +147,8 @@ export class UpstreamClient {
       response.body.on("error", () => {}).destroy();
       throw tooLarge();
     }
+    // As a JSON answer: a body trickled in keeps the silence timer quiet, not the request.
+    const cancel = cutOffAt(response.body, this.deadline(call, started), "did not finish its answer");
     const chunks: Buffer[] = [];
     let size = 0;
     try {
@@ -158,6 +161,8 @@ export class UpstreamClient {
       }
     } catch (error) {
       throw toUpstreamError(error, call.signal, "body");
+    } finally {
+      cancel();
     }
     return { body: Buffer.concat(chunks, size), contentType };
   }

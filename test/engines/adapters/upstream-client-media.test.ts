@@ -1,4 +1,6 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -114,6 +116,39 @@ describe("UpstreamClient.binary", () => {
     expect(error.message).toContain("larger than 1000 bytes");
     // The connection was given up, not the client: the next call works.
     expect((await get(10)).body).toHaveLength(10);
+  });
+
+  it("a binary answer trickled a byte every 50 ms is cut at the headers timeout from the send (issue 15, hostile engines)", async () => {
+    let sent = 0;
+    let closed = false;
+    const trickle = createServer((_request, response) => {
+      response.writeHead(200, { "content-type": "audio/wav", "content-length": "10000" });
+      const timer = setInterval(() => {
+        sent += 1;
+        response.write("x");
+      }, 50);
+      response.on("close", () => {
+        clearInterval(timer);
+        closed = true;
+      });
+    });
+    await new Promise<void>((resolve) => trickle.listen(0, "127.0.0.1", resolve));
+    try {
+      const address = trickle.address() as AddressInfo;
+      const machine = fakeMachine("piper", `http://127.0.0.1:${address.port}`);
+      const started = performance.now();
+      const error = await failure(
+        client.binary({ machine, path: "/synthesize", signal: signal() }, "audio/wav"),
+      );
+      expect(error.kind).toBe("timeout");
+      // headersMs is 300 here; its timers tick every ~0.5 s (the silence timer alone would wait for all 10,000 bytes).
+      expect(performance.now() - started).toBeLessThan(3_000);
+      await expect.poll(() => closed).toBe(true);
+      expect(sent).toBeLessThan(100);
+    } finally {
+      trickle.closeAllConnections();
+      await new Promise((resolve) => trickle.close(resolve));
+    }
   });
 
   it("maps 4xx to a status failure and a cut answer to connect", async () => {
