@@ -9,9 +9,9 @@ export const KB_UPKEEP_EVERY_MS = 60_000;
 const REQUEUE_BATCH = 1_000;
 
 /**
- * Queues the reading of every document not read yet, at start and every minute, on every instance
- * (the queue keeps one entry per document): a document whose entry was lost (Redis emptied, the
- * queue away at upload) is still read.
+ * Queues the reading of every document not read yet, at start, every minute and when the queue's
+ * Redis is back, on every instance (the queue keeps one entry per document): a document whose entry
+ * was lost (Redis emptied, the queue away at upload) is still read.
  */
 export class KbUpkeep {
   private readonly repo: KnowledgeBasesRepository;
@@ -31,7 +31,7 @@ export class KbUpkeep {
     return ids.length;
   }
 
-  /** Queues now and then every minute until stopped. */
+  /** Queues now, then every minute and whenever the queue is reachable again, until stopped. */
   start(everyMs = KB_UPKEEP_EVERY_MS): void {
     this.periodic.start(everyMs);
     this.queue.onReconnected?.(() => this.periodic.runNow());

@@ -49,7 +49,7 @@ export class VideoUpkeep {
     return ids.length;
   }
 
-  /** Runs both now and then every minute until stopped. */
+  /** Runs both now, then every minute (and the queueing whenever the queue is reachable again), until stopped. */
   start(everyMs = VIDEO_UPKEEP_EVERY_MS): void {
     this.periodic.start(everyMs);
     this.queue.onReconnected?.(() => this.periodic.runNow());
