@@ -12,6 +12,7 @@ import {
   unknownEndpoint,
 } from "./errors.ts";
 import { htmlErrorPage } from "./html-pages.ts";
+import { lingerBeforeClose } from "./linger-close.ts";
 import { type Surface, surfaceOf } from "./surface.ts";
 
 /** Installs the one error handler and the one not-found handler of the service. */
@@ -105,6 +106,7 @@ function cancelledByClient(error: unknown, reply: FastifyReply): boolean {
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   reply.code(error.status).headers(error.headers);
   if (isFinal(error)) reply.header("x-should-retry", "false");
+  if (error.status === 413) lingerBeforeClose(reply.raw);
   if (error.shape === "html") {
     return reply.type("text/html; charset=utf-8").send(htmlErrorPage(error.status, request.id));
   }
