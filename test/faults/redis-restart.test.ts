@@ -84,7 +84,8 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
       token = await signedInAppUser(setup);
     }, 90_000);
     afterAll(async () => {
-      await setup?.zona.kill9();
+      // Gracefully: a killed Zona would leave its upload folder behind.
+      await setup?.zona.stop();
       setup?.remove();
       for (const close of closers) await close();
       await redis?.kill();
