@@ -1,4 +1,5 @@
-import type { Server, ServerResponse } from "node:http";
+import type { Server } from "node:http";
+import type { Socket } from "node:net";
 
 /** How long a client may take over its side of an exchange before its connection is closed. */
 export interface ClientTimeouts {
@@ -38,20 +39,18 @@ export function applyClientTimeouts(server: Server, timeouts: ClientTimeouts = C
  * has left for the stall limit. Backpressure keeps the memory of such an answer small, but without
  * this the stream would keep its engine request, its reservation and its socket as long as the
  * client liked. Closing it ends the stream as a client that leaves does (upstream cancelled, the
- * usage settled as partial).
+ * usage settled as partial). Connections are watched, not requests: nothing is added per request.
  */
 export function closeStalledAnswers(server: Server): void {
-  const watched = new Map<ServerResponse, { sent: number; since: number }>();
-  server.on("request", (_request, response: ServerResponse) => {
-    watched.set(response, { sent: 0, since: performance.now() });
-    response.once("close", () => watched.delete(response));
+  const watched = new Map<Socket, { sent: number; since: number }>();
+  server.on("connection", (socket: Socket) => {
+    watched.set(socket, { sent: 0, since: performance.now() });
+    socket.once("close", () => watched.delete(socket));
   });
   const timer = setInterval(() => {
     const limit = stallLimits.get(server) ?? CLIENT_TIMEOUTS.stallMs;
     const now = performance.now();
-    for (const [response, watch] of watched) {
-      const socket = response.socket;
-      if (socket === null) continue;
+    for (const [socket, watch] of watched) {
       // Bytes the kernel took: what was written less what still waits for the client's window.
       const sent = socket.bytesWritten - socket.writableLength;
       if (socket.writableLength === 0 || sent !== watch.sent) {
