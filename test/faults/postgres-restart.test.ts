@@ -3,7 +3,7 @@ import { FakeOpenAiServer } from "../fakes/index.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { HAS_REDIS_SERVER, RedisServerProcess } from "../limits/redis-server-process.ts";
 import { sweepThenAudit } from "./crash-experiment.ts";
-import { type CrashSetup, setUpCrash, signedInAppUser } from "./crash-setup.ts";
+import { CRASH_MODEL, type CrashSetup, setUpCrash, signedInAppUser } from "./crash-setup.ts";
 import { loadThroughOutage, tally } from "./outage-load.ts";
 import { HAS_POSTGRES_SERVER, PostgresServerProcess } from "./postgres-server-process.ts";
 
@@ -15,7 +15,7 @@ const LOAD_SECONDS = (DOWN_AT_MS + OUTAGE_MS) / 1000 + 6;
 const BOUND_MS = 6_000;
 
 describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
-  "PostgreSQL restarted mid-load (issue 15, distributed mode): fast 503s during the outage, recovery without a restart of Zona, no record lost",
+  "PostgreSQL restarted mid-load (issue 15, distributed mode): fast 503 service_unavailable (Retry-After 2, both APIs' shapes) during the outage, recovery without a restart of Zona, no record lost",
   () => {
     let postgres: PostgresServerProcess;
     let redis: RedisServerProcess;
@@ -54,7 +54,9 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
       const pid = setup.zona.pid;
       let downAt = 0;
       let upAt = 0;
+      let restartAt = 0;
       let appDuringOutage: { status: number; body: Record<string, unknown> } | undefined;
+      let keyDuringOutage: Response | undefined;
       const { samples, completed } = await loadThroughOutage({
         url: setup.zona.url,
         keys: setup.keys,
@@ -68,12 +70,23 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
           // Past the 5 s cache of signed-in users: the app API must say 503, never sign the user out (401).
           await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
           appDuringOutage = await conversations();
+          // A key with a monthly limit reserves in the database before anything else.
+          keyDuringOutage = await fetch(`${setup.zona.url}/v1/chat/completions`, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${setup.keys.find((k) => k.monthlyLimit !== null)?.secret}`,
+              "content-type": "application/json",
+            },
+            body: JSON.stringify({ model: CRASH_MODEL, messages: [{ role: "user", content: "Hi" }] }),
+          });
+          // PostgreSQL accepts connections a little before pg_ctl returns: the outage ends when the start begins.
+          restartAt = elapsed();
           await postgres.start();
           upAt = elapsed();
         },
       });
       const counts = tally(samples);
-      const during = samples.filter((s) => s.sentAt > downAt && s.sentAt + s.ms < upAt);
+      const during = samples.filter((s) => s.sentAt > downAt && s.sentAt + s.ms < restartAt);
       const after = samples.filter((s) => s.sentAt > upAt);
       const firstWholeAfter = after.find((s) => s.answer.kind === "whole");
 
@@ -96,6 +109,18 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
         ),
       ).toEqual([]);
       expect(setup.zona.pid).toBe(pid);
+      // The key API's shape, with Retry-After 2 and no x-should-retry: false (the SDKs retry it).
+      expect(keyDuringOutage?.status).toBe(503);
+      expect(keyDuringOutage?.headers.get("retry-after")).toBe("2");
+      expect(keyDuringOutage?.headers.get("x-should-retry")).toBeNull();
+      expect(await keyDuringOutage?.json()).toMatchObject({
+        error: {
+          type: "server_error",
+          code: "service_unavailable",
+          param: null,
+          request_id: expect.stringMatching(/^req_/),
+        },
+      });
       expect(appDuringOutage).toMatchObject({
         status: 503,
         body: { error: { code: "service_unavailable" } },
