@@ -208,6 +208,9 @@ function rawBytes(probe: RawCase, surface: ErrorSurface, auth: string): Buffer {
   ]);
 }
 
+// The codes of the parser's refusals (the spec lists none: these follow its shape).
+const PARSER_CODES: Record<number, string> = { 400: "bad_request", 431: "request_header_fields_too_large" };
+
 const sendsJson = (lines: Line[]): Line[] => [["Content-Type", "application/json"], ...lines];
 const RAW_CASES: RawCase[] = [
   {
@@ -435,6 +438,8 @@ describe("Header abuse on the key, app and operator APIs (issue 15; spec Errors 
     if (probe.closes) {
       expect(answer).toMatch(/\r\nConnection: close\r\n/i);
       expect(Date.now() - started).toBeLessThan(4_000);
+      const code = (parseJson(first.body) as { error?: { code?: unknown } } | undefined)?.error?.code;
+      if (probe.status in PARSER_CODES) expect(code).toBe(PARSER_CODES[probe.status]);
     }
     await expectHealthy(s.t);
   });
