@@ -113,11 +113,18 @@ export function createServices(
     repo: new BillingRepository(store.db),
     prepaid: config.installation.prepaid,
     holdSeconds: config.billing.reservation_timeout_seconds,
+    ...(store.usageJournal ? { journal: store.usageJournal } : {}),
     now,
     ...(log ? { log } : {}),
     ...(metrics.billing ? { metrics: metrics.billing } : {}),
   });
-  const usage = new UsageService({ repo: new UsageRepository(store.db), accounts, keys, now });
+  const usage = new UsageService({
+    repo: new UsageRepository(store.db),
+    accounts,
+    keys,
+    now,
+    written: () => billing.usageWritten(),
+  });
   const activationsRepo = new ModelActivationsRepository(store.db);
   const mailOutbox = new MailOutboxRepository(store.db);
   const operator = new Operator({

@@ -21,14 +21,18 @@ export class UsageService {
   private readonly accounts: AccountsService;
   private readonly keys: ApiKeysService;
   private readonly now: () => Date;
+  private readonly written: () => Promise<void>;
 
+  /** `written` resolves once the records of every answer that has ended are in the database. */
   constructor(deps: {
     repo: UsageRepository;
     accounts: AccountsService;
     keys: ApiKeysService;
     now: () => Date;
+    written: () => Promise<void>;
   }) {
     this.repo = deps.repo;
+    this.written = deps.written;
     this.accounts = deps.accounts;
     this.keys = deps.keys;
     this.now = deps.now;
@@ -36,12 +40,14 @@ export class UsageService {
 
   async list(filter: UsageFilter, page: { limit: number; offset: number }): Promise<UsageRow[]> {
     await this.check(filter);
+    await this.written();
     return this.repo.list(filter, page);
   }
 
   async summary(filter: UsageFilter): Promise<UsageSummary> {
     await this.check(filter);
     const month = filter.month ?? monthOf(this.now());
+    await this.written();
     const groups = await this.repo.groups({ ...filter, month });
     let keySpend: UsageSummary["keySpend"] = null;
     if (filter.keyId) {

@@ -1,5 +1,6 @@
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type * as schema from "./schema.ts";
+import type { UsageJournal } from "./usage-journal.ts";
 
 /** The Drizzle database both drivers (PGlite and node-postgres) give: one query builder for both. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -17,6 +18,11 @@ export interface SqlSession {
 export interface Store {
   db: Database;
   kind: "pglite" | "postgres";
+  /**
+   * Embedded mode: where usage records become durable before the database has them (replayed at
+   * open). Undefined for PostgreSQL, where instances come and go and the database is the record.
+   */
+  usageJournal?: UsageJournal;
   /** Tells other processes (the `zona` command) where the server holding this store listens. */
   announce(url: string): void;
   /**

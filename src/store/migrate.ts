@@ -5,9 +5,27 @@ const MIGRATIONS_DIR = new URL("./migrations/", import.meta.url);
 // Any constant works; it only has to be the same for every Zona instance sharing a database.
 const MIGRATION_LOCK_ID = 7_251_640_002;
 
+/** The migrations' file names, in the order they apply. */
+async function migrationFiles(): Promise<string[]> {
+  return (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith(".sql")).sort();
+}
+
+/** Whether some migration is not applied yet (a database without Zona's tables has them all to do). */
+export async function hasPendingMigrations(session: Pick<SqlSession, "query">): Promise<boolean> {
+  const files = await migrationFiles();
+  const table = await session.query<{ present: boolean }>(
+    "SELECT to_regclass('zona_migrations') IS NOT NULL AS present",
+  );
+  if (!table[0]?.present) return true;
+  const done = new Set(
+    (await session.query<{ name: string }>("SELECT name FROM zona_migrations")).map((row) => row.name),
+  );
+  return files.some((file) => !done.has(file));
+}
+
 /** Applies every SQL migration not yet applied, in name order, each in its own transaction. */
 export async function migrate(session: SqlSession): Promise<string[]> {
-  const files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith(".sql")).sort();
+  const files = await migrationFiles();
   const applied: string[] = [];
   // The advisory lock makes instances that start together apply the migrations once.
   await session.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);

@@ -1,10 +1,15 @@
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { drizzle as drizzlePostgres } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { lockDataDir } from "./data-dir-lock.ts";
 import type { Database, SqlSession, Store } from "./database.ts";
-import { migrate } from "./migrate.ts";
+import { drizzlePglite, drizzlePostgres } from "./drizzle.ts";
+import { hasPendingMigrations, migrate } from "./migrate.ts";
+import { migrateInOwnProcess } from "./pglite-thread/migrate-in-own-process.ts";
+import { PgliteThread } from "./pglite-thread/pglite-thread.ts";
+import { BillingRepository } from "./repositories/billing.ts";
 import * as schema from "./schema.ts";
+import { FileUsageJournal, MemoryUsageJournal, replayJournal } from "./usage-journal.ts";
 
 /** PostgreSQL could not be reached or refused the connection at start; the message names where, never the password. */
 export class DatabaseUnreachableError extends Error {
@@ -25,49 +30,71 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 }
 
 const PGLITE_SHARED_BUFFERS = "16MB";
+const USAGE_JOURNAL_FILE = "usage-journal.jsonl";
 
 async function openPglite(dataDir: string | undefined): Promise<Store> {
   const lock = dataDir === undefined ? undefined : lockDataDir(dataDir);
+  let thread: PgliteThread | undefined;
   try {
-    // Loaded only in embedded mode: PGlite alone takes some 190 MB, which a server on PostgreSQL does without.
-    // pgvector comes with it (a 50 kB bundle, no measurable start cost); migration 0008 creates it.
-    const [{ PGlite }, { drizzle: drizzlePglite }, { vector }] = await Promise.all([
-      import("@electric-sql/pglite"),
-      import("drizzle-orm/pglite"),
-      import("@electric-sql/pglite-pgvector"),
-    ]);
-    const client = await PGlite.create({
-      ...(dataDir === undefined ? {} : { dataDir: join(dataDir, "pglite") }),
-      extensions: { vector },
-      // PostgreSQL's default 128 MB of shared buffers would sit in Zona's own memory (the WASM heap);
-      // the operating system caches the data folder anyway, so a small pool costs little speed and
-      // keeps some 100 MB out of the process.
-      startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],
+    const options = {
+      dataDir: dataDir === undefined ? undefined : join(dataDir, "pglite"),
+      sharedBuffers: PGLITE_SHARED_BUFFERS,
+    };
+    if (options.dataDir !== undefined && !existsSync(join(options.dataDir, "PG_VERSION"))) {
+      await migrateInOwnProcess(options.dataDir, PGLITE_SHARED_BUFFERS);
+    }
+    thread = await PgliteThread.start(options);
+    if (await hasPendingMigrations(sessionOf(thread))) {
+      if (options.dataDir === undefined) await migrate(sessionOf(thread));
+      else {
+        // A new version's migrations: applied by a process of their own, as on a first start.
+        await thread.close();
+        thread = undefined;
+        await migrateInOwnProcess(options.dataDir, PGLITE_SHARED_BUFFERS);
+        thread = await PgliteThread.start(options);
+      }
+    }
+    const session = sessionOf(thread);
+    const migrations = await countMigrations(session.query);
+    // Drizzle's PGlite driver only calls query, exec and transaction, which the thread provides.
+    const db = drizzlePglite({ client: thread as never, schema }) as unknown as Database;
+    const journal =
+      dataDir === undefined
+        ? new MemoryUsageJournal()
+        : new FileUsageJournal(join(dataDir, USAGE_JOURNAL_FILE));
+    await replayJournal(journal, new BillingRepository(db)).catch((error: unknown) => {
+      journal.close();
+      throw error;
     });
-    const query = async <T>(text: string, params?: unknown[]) => (await client.query<T>(text, params)).rows;
-    await migrate({
-      exec: async (text) => {
-        await client.exec(text);
-      },
-      query,
-      release: async () => {},
-    });
-    const migrations = await countMigrations(query);
-    const db = drizzlePglite({ client, schema }) as unknown as Database;
+    const open = thread;
     return {
       db,
       kind: "pglite",
+      usageJournal: journal,
       announce: (url) => lock?.update({ url }),
-      ping: () => checkMigrations(query, migrations),
+      ping: () => checkMigrations(session.query, migrations),
       async close() {
-        await client.close();
+        journal.close();
+        await open.close();
         lock?.release();
       },
     };
   } catch (error) {
+    await thread?.close().catch(() => {});
     lock?.release();
     throw error;
   }
+}
+
+/** The migrator's raw SQL over the PGlite thread. */
+function sessionOf(thread: PgliteThread): SqlSession {
+  return {
+    exec: async (text) => {
+      await thread.exec(text);
+    },
+    query: async <T>(text: string, params?: unknown[]) => (await thread.query(text, params)).rows as T[],
+    release: async () => {},
+  };
 }
 
 async function openPostgres(url: string): Promise<Store> {

@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { index, integer, jsonb, pgTable, text, timestamp } from "./drizzle.ts";
 
 /**
  * Work that must survive a restart (video jobs, document ingestion) in embedded mode, where BullMQ

@@ -1,15 +1,15 @@
-import { sql } from "drizzle-orm";
 import {
   boolean,
   index,
   integer,
   pgTable,
   real,
+  sql,
   text,
   timestamp,
   uniqueIndex,
   uuid,
-} from "drizzle-orm/pg-core";
+} from "./drizzle.ts";
 import { accounts } from "./schema.ts";
 import { bytea, tsvector } from "./schema-types.ts";
 

@@ -1,5 +1,4 @@
-import { sql } from "drizzle-orm";
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { index, integer, jsonb, pgTable, sql, text, timestamp, uniqueIndex, uuid } from "./drizzle.ts";
 import { bytea } from "./schema-types.ts";
 
 /**

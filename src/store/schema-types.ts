@@ -1,4 +1,4 @@
-import { customType } from "drizzle-orm/pg-core";
+import { customType } from "./drizzle.ts";
 
 /** Binary data (files kept in the database: pictures, clips, uploaded documents). */
 export const bytea = customType<{ data: Buffer; driverData: Uint8Array }>({

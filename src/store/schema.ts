@@ -1,4 +1,3 @@
-import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
@@ -7,11 +6,12 @@ import {
   jsonb,
   pgTable,
   primaryKey,
+  sql,
   text,
   timestamp,
   uniqueIndex,
   uuid,
-} from "drizzle-orm/pg-core";
+} from "./drizzle.ts";
 
 // Money is stored in micro-units (1e-6 of a CHF or of a credit) as integers: no float drift.
 

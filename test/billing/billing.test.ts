@@ -45,6 +45,20 @@ describe.each(STORE_KINDS)("Money (%s): reserve the highest possible cost, settl
     });
   });
 
+  it("402 spending_limit_reached counts what the key spent before it had a limit (journaled records included)", async () => {
+    const { key, keyId } = await t.newKey();
+    // Without a limit nothing is reserved: the records go through the batch (the journal, embedded).
+    for (let i = 0; i < 3; i++) {
+      expect((await post(t, key, "/v1/test-billed", { max: 1, cost: 1 })).status).toBe(200);
+    }
+    expect((await t.admin("PATCH", `/keys/${keyId}`, { monthly_limit: 4 })).status).toBe(200);
+    // 3 spent: one more fits, the next does not.
+    expect((await post(t, key, "/v1/test-billed", { max: 1, cost: 1 })).status).toBe(200);
+    const refused = await post(t, key, "/v1/test-billed", { max: 1, cost: 1 });
+    expect(refused.status).toBe(402);
+    expect((await readJson(refused)).error).toMatchObject({ code: "spending_limit_reached" });
+  });
+
   it("settles to the real cost, which frees the rest of the reservation for later requests", async () => {
     const { key, keyId } = await t.newKey({ key: { monthly_limit: 1 } });
     // Each may cost 0.5 and costs 0.25: three fit (0.75 spent), a fourth could overspend.

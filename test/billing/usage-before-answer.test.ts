@@ -1,12 +1,14 @@
 import { inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reservations, usageRecords } from "../../src/store/schema.ts";
+import type { MemoryUsageJournal } from "../../src/store/usage-journal.ts";
 import { CHAT_MODEL, type EngineStack, startEngineStack } from "../e2e/engine-stack.ts";
 import { STORE_KINDS } from "../helpers/test-store.ts";
 
 // Issue 15: a crash right after an answer must not lose its usage record, so the record (or the
 // settlement of the reservation) is written before the answer's last byte leaves. The check reads
-// the database the moment each client holds its whole answer, with no wait in between.
+// the database the moment each client holds its whole answer, with no wait in between. In embedded
+// mode (issue 16) the record is durable once journaled: the check reads the journal too.
 const REQUESTS = 24;
 
 const CASES: Array<{ name: string; path: string; body: Record<string, unknown>; endpoint: string }> = [
@@ -64,6 +66,7 @@ describe.each(
           keyKind.startsWith("a monthly") ? { key: { monthly_limit: 100 } } : {},
         );
         const missing: string[] = [];
+        const journal = stack.t.store.usageJournal as MemoryUsageJournal | undefined;
         const ids = await Promise.all(
           Array.from({ length: REQUESTS }, async () => {
             const response = await stack.t.fetch(c.path, {
@@ -75,11 +78,19 @@ describe.each(
             expect(response.status, text).toBe(200);
             if (c.body.stream) expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
             const requestId = response.headers.get("x-request-id") as string;
-            const rows = await stack.t.store.db
-              .select({ outcome: usageRecords.outcome, endpoint: usageRecords.endpoint })
-              .from(usageRecords)
-              .where(inArray(usageRecords.requestId, [requestId]));
-            if (rows.length !== 1 || rows[0]?.outcome !== "ok" || rows[0]?.endpoint !== c.endpoint) {
+            // Embedded mode journals the record (durable there) and writes it to the database after.
+            const journaled = journal?.held.filter((row) => row.requestId === requestId) ?? [];
+            const rows = [
+              ...journaled,
+              ...(await stack.t.store.db
+                .select({ outcome: usageRecords.outcome, endpoint: usageRecords.endpoint })
+                .from(usageRecords)
+                .where(inArray(usageRecords.requestId, [requestId]))),
+            ];
+            if (
+              rows.length === 0 ||
+              rows.some((row) => row.outcome !== "ok" || row.endpoint !== c.endpoint)
+            ) {
               missing.push(requestId);
             }
             return requestId;

@@ -101,9 +101,12 @@ export class AccountMails {
   async resendVerification(accountId: string): Promise<boolean> {
     const account = await this.accounts.get(accountId);
     if (account.emailVerified) return false;
-    const wait = await this.secondsToWait(account.id, "verify_email");
-    if (wait > 0) throw tooManyAttempts({ "Retry-After": String(wait) });
-    await this.sendVerification(account);
+    // The token is issued only if none was within the minute, in one step with the check.
+    if (!(await this.sendVerification(account))) {
+      throw tooManyAttempts({
+        "Retry-After": String(Math.max(1, await this.secondsToWait(account.id, "verify_email"))),
+      });
+    }
     return true;
   }
 
@@ -115,8 +118,8 @@ export class AccountMails {
     this.background.run("password reset mail", async () => {
       const account = await this.accounts.findByEmail(email);
       if (!account || account.disabled) return;
-      if ((await this.secondsToWait(account.id, "reset_password")) > 0) return;
       const token = await this.issueToken(account, "reset_password");
+      if (token === undefined) return; // one was sent within the minute
       const mail = passwordResetMail(account.language, mailLink(this.publicUrl, "reset-password", token));
       await this.mailer.send({ to: account.email, ...mail });
     });
@@ -152,25 +155,32 @@ export class AccountMails {
     return this.background.drain();
   }
 
-  private async sendVerification(account: AccountRow): Promise<void> {
+  /** Sends a verification mail, unless one was issued within the minute (false then). */
+  private async sendVerification(account: AccountRow): Promise<boolean> {
     const token = await this.issueToken(account, "verify_email");
+    if (token === undefined) return false;
     const mail = verificationMail(account.language, mailLink(this.publicUrl, "verify-email", token));
     this.background.run("verification mail", () => this.mailer.send({ to: account.email, ...mail }));
+    return true;
   }
 
-  private async issueToken(account: AccountRow, purpose: EmailTokenPurpose): Promise<string> {
+  /** A new token of the purpose, or undefined when one was issued within the minute (one mail a minute). */
+  private async issueToken(account: AccountRow, purpose: EmailTokenPurpose): Promise<string | undefined> {
     const now = this.now();
     const { prefix, seconds } = EMAIL_TOKENS[purpose];
     const token = newOpaqueToken(prefix);
     await this.tokens.deleteExpired(account.id, now);
-    await this.tokens.insert({
-      accountId: account.id,
-      purpose,
-      tokenHash: hashOpaqueToken(token),
-      expiresAt: new Date(now.getTime() + seconds * 1000),
-      createdAt: now,
-    });
-    return token;
+    const issued = await this.tokens.insertUnlessIssuedAfter(
+      {
+        accountId: account.id,
+        purpose,
+        tokenHash: hashOpaqueToken(token),
+        expiresAt: new Date(now.getTime() + seconds * 1000),
+        createdAt: now,
+      },
+      new Date(now.getTime() - MAIL_INTERVAL_SECONDS * 1000),
+    );
+    return issued ? token : undefined;
   }
 
   private async secondsToWait(accountId: string, purpose: EmailTokenPurpose): Promise<number> {

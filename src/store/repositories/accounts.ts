@@ -1,5 +1,5 @@
-import { asc, eq, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { asc, eq, sql } from "../drizzle.ts";
 import { accounts } from "../schema.ts";
 
 /** An account row as the services see it. */

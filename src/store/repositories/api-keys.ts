@@ -1,5 +1,5 @@
-import { and, asc, eq, isNull } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, asc, eq, isNull } from "../drizzle.ts";
 import { accounts, apiKeys } from "../schema.ts";
 
 /** An API key row (never the secret itself: only its hash). */

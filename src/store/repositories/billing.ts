@@ -1,5 +1,5 @@
-import { and, eq, lt, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, eq, lt, sql } from "../drizzle.ts";
 import { creditBalances, creditLedger, keyMonthSpend, reservations, usageRecords } from "../schema.ts";
 
 /** A reservation as stored. */
@@ -9,6 +9,13 @@ export type UsageRow = typeof usageRecords.$inferSelect;
 
 /** Why a reservation was refused. */
 export type ReserveRefusal = "spending_limit_reached" | "insufficient_credits";
+
+/**
+ * A usage record of a request that reserved nothing, as the batch writes it. `createdMs` (epoch
+ * ms) is when the request ended: records written in one statement, or later from the journal,
+ * keep their own times and order (else they all get the statement's time).
+ */
+export type UsageRecordRow = Omit<typeof usageRecords.$inferInsert, "createdAt"> & { createdMs?: number };
 
 /** What settling writes besides the money: the usage record's measured facts. */
 export interface SettleFacts {
@@ -174,7 +181,7 @@ export class BillingRepository {
    * installation without prepaid credits) and adds their costs to their keys' months, in one
    * statement for the whole batch. A record written before (same request id) changes nothing.
    */
-  async record(rows: Array<Omit<typeof usageRecords.$inferInsert, "createdAt">>): Promise<void> {
+  async record(rows: Array<UsageRecordRow>): Promise<void> {
     if (rows.length === 0) return;
     // One JSON parameter for the whole batch: PostgreSQL reads it with jsonb_to_recordset, which
     // costs far less than binding twelve parameters per row.
@@ -192,17 +199,18 @@ export class BillingRepository {
         machine: row.machine ?? null,
         outcome: row.outcome,
         duration_ms: row.durationMs ?? null,
+        created_ms: row.createdMs ?? null,
       })),
     );
     await this.db.execute(sql`
       WITH recorded AS (
         INSERT INTO ${usageRecords} (request_id, key_id, account_id, month, endpoint, model, units, cost_micros,
-          zone, machine, outcome, duration_ms)
+          zone, machine, outcome, duration_ms, created_at)
         SELECT request_id, key_id, account_id, month, endpoint, model, units, cost_micros, zone, machine, outcome,
-          duration_ms
+          duration_ms, coalesce(to_timestamp(created_ms / 1000.0), now())
         FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid, account_id uuid, month text,
           endpoint text, model text, units jsonb, cost_micros bigint, zone text, machine text, outcome text,
-          duration_ms integer)
+          duration_ms integer, created_ms bigint)
         ON CONFLICT (request_id) DO NOTHING
         RETURNING key_id, month, cost_micros
       )

@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, gt, lt, ne, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, asc, desc, eq, gt, lt, ne, sql } from "../drizzle.ts";
 import { conversationMessages, conversations } from "../schema.ts";
 
 /** A conversation row as the chat service sees it. */

@@ -1,5 +1,5 @@
-import { desc, eq, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { desc, eq, sql } from "../drizzle.ts";
 import { creditBalances, creditLedger } from "../schema.ts";
 
 /** One entry of an account's credit history. */

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { and, asc, count, eq, inArray, isNull, lte, or, type SQL, sql } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, asc, count, eq, inArray, isNull, lte, or, sql } from "../drizzle.ts";
 import { durableJobs } from "../schema.ts";
 
 /**

@@ -1,5 +1,5 @@
-import { and, desc, eq, gt, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, desc, eq, gt, isNull, lte, sql } from "../drizzle.ts";
 import { accounts, emailTokens, refreshTokens } from "../schema.ts";
 
 /** What a mailed token is for. */
@@ -15,14 +15,38 @@ export class EmailTokensRepository {
     this.db = db;
   }
 
-  async insert(row: {
-    accountId: string;
-    purpose: EmailTokenPurpose;
-    tokenHash: string;
-    expiresAt: Date;
-    createdAt: Date;
-  }): Promise<void> {
-    await this.db.insert(emailTokens).values(row);
+  /**
+   * Inserts the token unless the account was issued one for the same purpose after `since`,
+   * atomically: the account's row is locked, so concurrent asks (two clicks, two instances) send
+   * one mail. True when inserted.
+   */
+  async insertUnlessIssuedAfter(
+    row: {
+      accountId: string;
+      purpose: EmailTokenPurpose;
+      tokenHash: string;
+      expiresAt: Date;
+      createdAt: Date;
+    },
+    since: Date,
+  ): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, row.accountId)).for("update");
+      const recent = await tx
+        .select({ id: emailTokens.id })
+        .from(emailTokens)
+        .where(
+          and(
+            eq(emailTokens.accountId, row.accountId),
+            eq(emailTokens.purpose, row.purpose),
+            gt(emailTokens.createdAt, since),
+          ),
+        )
+        .limit(1);
+      if (recent.length > 0) return false;
+      await tx.insert(emailTokens).values(row);
+      return true;
+    });
   }
 
   async findByHash(tokenHash: string): Promise<EmailTokenRow | undefined> {

@@ -1,5 +1,5 @@
-import { eq, lte } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { eq, lte } from "../drizzle.ts";
 import { imageFiles } from "../schema.ts";
 
 /** A kept picture. */

@@ -1,5 +1,5 @@
-import { and, gt, inArray, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, gt, inArray, sql } from "../drizzle.ts";
 import { kbPassages } from "../schema.ts";
 import { cosineOfSent, lengthOf } from "../vectors/cosine.ts";
 import { type Scored, TopK } from "../vectors/top-k.ts";

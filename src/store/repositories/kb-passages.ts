@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, asc, desc, eq, inArray, sql } from "../drizzle.ts";
 import { kbDocuments, kbPassages } from "../schema.ts";
 import { EMBEDDING_DIMENSIONS, toEmbedding, vectorLiteral } from "../vectors/cosine.ts";
 import { type VectorPath, type VectorSupport, vectorSupport } from "../vectors/vector-support.ts";

@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, inArray, ne, or, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, asc, desc, eq, inArray, ne, or, sql } from "../drizzle.ts";
 import { kbDocuments, knowledgeBases } from "../schema.ts";
 
 /** A knowledge base as stored, with its documents counted. */

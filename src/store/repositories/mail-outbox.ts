@@ -1,5 +1,5 @@
-import { desc, eq, isNull } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { desc, eq, isNull } from "../drizzle.ts";
 import { mailOutbox } from "../schema.ts";
 
 /** A mail as kept in the outbox. */

@@ -1,5 +1,5 @@
-import { eq } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { eq } from "../drizzle.ts";
 import { modelActivations } from "../schema.ts";
 
 /** Which on-request models are activated. */

@@ -1,5 +1,5 @@
-import { and, eq, gt, isNull, lte, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, eq, gt, isNull, lte, sql } from "../drizzle.ts";
 import { accounts, refreshTokens } from "../schema.ts";
 
 /** What became of a refresh token sent to be exchanged. */

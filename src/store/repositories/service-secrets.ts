@@ -1,5 +1,5 @@
-import { eq } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { eq } from "../drizzle.ts";
 import { serviceSecrets } from "../schema.ts";
 
 /** Secrets the service makes once and every instance shares (kept in the database, never in files). */

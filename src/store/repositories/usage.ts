@@ -1,5 +1,6 @@
-import { and, desc, eq, type SQL, sql } from "drizzle-orm";
+import type { SQL } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, desc, eq, sql } from "../drizzle.ts";
 import { keyMonthSpend, usageRecords } from "../schema.ts";
 import type { UsageRow } from "./billing.ts";
 

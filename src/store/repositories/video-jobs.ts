@@ -1,5 +1,5 @@
-import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { and, asc, desc, eq, gt, inArray, isNull, lt, lte, sql } from "../drizzle.ts";
 import { videoJobs } from "../schema.ts";
 
 /** A video job as stored, without its clip. */

@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
 import type { Database } from "../database.ts";
+import { sql } from "../drizzle.ts";
 
 /** How a store finds the passages nearest a vector: pgvector in the database, or an exact scan in the process. */
 export type VectorPath = "pgvector" | "scan";

@@ -1,0 +1,38 @@
+// Applies the migrations to a PGlite data folder in a process of its own, which then exits: a first
+// start (PostgreSQL's initdb) and migrations grow PGlite's WebAssembly heap to some 600 MB, and only
+// a process that ends gives all of it back (a thread leaves the C library's arenas behind). The
+// server opens the folder afterwards in its long-lived thread, as small as on any later start.
+// `node migrate-process.ts <data folder> <shared buffers>`: exit 0 when done; else the error as one
+// JSON line ({name, message, fields}) on stderr and exit 1.
+import { PGlite } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite-pgvector";
+import { migrate } from "../migrate.ts";
+import { errorData } from "./thread-messages.ts";
+
+const [dataDir, sharedBuffers] = process.argv.slice(2);
+if (!dataDir || !sharedBuffers) {
+  process.stderr.write(
+    `${JSON.stringify(errorData(new Error("usage: migrate-process.ts <dir> <buffers>")))}\n`,
+  );
+  process.exit(1);
+}
+
+try {
+  const db = await PGlite.create({
+    dataDir,
+    extensions: { vector },
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`],
+  });
+  await migrate({
+    exec: async (text) => {
+      await db.exec(text);
+    },
+    query: async <T>(text: string, params?: unknown[]) => (await db.query<T>(text, params)).rows,
+    release: async () => {},
+  });
+  await db.close();
+  process.exit(0);
+} catch (error) {
+  process.stderr.write(`${JSON.stringify(errorData(error))}\n`);
+  process.exit(1);
+}

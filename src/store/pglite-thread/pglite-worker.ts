@@ -1,0 +1,127 @@
+// The PGlite thread: owns the embedded database and runs every statement the request thread sends.
+// PostgreSQL compiled to WebAssembly runs synchronously where it lives; here, its work never holds
+// a request (issue 16). One transaction at a time, as PGlite itself serialises them.
+import { parentPort, workerData } from "node:worker_threads";
+import { type ParserOptions, PGlite, type Transaction } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite-pgvector";
+import {
+  errorData,
+  type ThreadAnswer,
+  type ThreadCall,
+  type ThreadOptions,
+  type ThreadReady,
+} from "./thread-messages.ts";
+
+const port = parentPort;
+if (!port) throw new Error("pglite-worker.ts runs as a worker thread");
+const options = workerData as ThreadOptions;
+
+const identity = (value: string) => value;
+const parserSets = new Map<string, ParserOptions>();
+
+/** Parsers that keep the named types as PostgreSQL's text (what Drizzle asks for), built once per set. */
+function parsersFor(types: number[]): ParserOptions {
+  const key = types.join(",");
+  let parsers = parserSets.get(key);
+  if (!parsers) {
+    parsers = Object.fromEntries(types.map((type) => [type, identity]));
+    parserSets.set(key, parsers);
+  }
+  return parsers;
+}
+
+interface OpenTransaction {
+  tx: Transaction;
+  finish: (commit: boolean) => void;
+  done: Promise<unknown>;
+}
+
+class Rollback extends Error {}
+
+let db: PGlite;
+try {
+  db = await PGlite.create({
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    extensions: { vector },
+    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${options.sharedBuffers}`],
+  });
+} catch (error) {
+  port.postMessage({ ready: false, error: errorData(error) } satisfies ThreadReady);
+  process.exit(1);
+}
+
+const transactions = new Map<number, OpenTransaction>();
+let nextTransaction = 1;
+
+/** Opens a transaction that stays open until the request thread ends it (commit or rollback). */
+function begin(): Promise<number> {
+  return new Promise((opened, failed) => {
+    const id = nextTransaction++;
+    let finish: (commit: boolean) => void = () => {};
+    const ended = new Promise<boolean>((resolve) => {
+      finish = resolve;
+    });
+    const done = db
+      .transaction(async (tx) => {
+        transactions.set(id, { tx, finish, done });
+        opened(id);
+        if (!(await ended)) throw new Rollback();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Rollback)) throw error;
+      })
+      .finally(() => transactions.delete(id));
+    // A transaction that could not even begin fails the call that asked for it.
+    done.catch(failed);
+  });
+}
+
+async function end(id: number, commit: boolean): Promise<void> {
+  const open = transactions.get(id);
+  if (!open) throw new Error(`no open transaction ${id}`);
+  open.finish(commit);
+  await open.done;
+}
+
+function target(tx: number | undefined): Pick<Transaction, "query" | "exec"> {
+  if (tx === undefined) return db;
+  const open = transactions.get(tx);
+  if (!open) throw new Error(`no open transaction ${tx}`);
+  return open.tx;
+}
+
+async function run(call: ThreadCall): Promise<unknown> {
+  switch (call.op) {
+    case "query": {
+      const result = await target(call.tx).query(call.text, call.params, {
+        rowMode: call.rowMode,
+        parsers: parsersFor(call.rawTypes),
+      });
+      return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
+    }
+    case "exec": {
+      const results = await target(call.tx).exec(call.text);
+      return results.map((result) => ({
+        rows: result.rows,
+        fields: result.fields,
+        affectedRows: result.affectedRows,
+      }));
+    }
+    case "begin":
+      return begin();
+    case "end":
+      return end(call.tx, call.commit);
+    case "close":
+      await db.close();
+      return undefined;
+  }
+}
+
+port.on("message", (call: ThreadCall) => {
+  run(call).then(
+    (result) => port.postMessage({ id: call.id, ok: true, result } satisfies ThreadAnswer),
+    (error: unknown) =>
+      port.postMessage({ id: call.id, ok: false, error: errorData(error) } satisfies ThreadAnswer),
+  );
+});
+port.postMessage({ ready: true } satisfies ThreadReady);
