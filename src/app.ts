@@ -14,6 +14,7 @@ import { answerClientError, installErrorHandling, sendFrameworkError } from "./h
 import { closeIdleConnectionsOnClose } from "./http/idle-connections.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
+import { requestLoggerFactory } from "./http/request-logger.ts";
 import { installRequestMetrics } from "./http/request-metrics.ts";
 import { installRequestTrace } from "./http/request-trace.ts";
 import { PREFIX } from "./http/surface.ts";
@@ -78,6 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: loggerOptions(config.server.log_level) }),
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: newRequestId,
+    childLoggerFactory: requestLoggerFactory,
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: "request_id", disableRequestLogging: true }),
     // Only the proxy in front is believed: the client is the last X-Forwarded-For entry, the one it

@@ -1,4 +1,5 @@
-import { DelayedError, type Job, type JobsOptions, Queue, type RedisClient, Worker } from "bullmq";
+import { createRequire } from "node:module";
+import type { Job, JobsOptions, Queue, RedisClient, Worker } from "bullmq";
 import type { FastifyBaseLogger } from "fastify";
 import { JobDeferred } from "./job-deferred.ts";
 import type { JobHandler, JobOptions, JobQueue } from "./job-queue.ts";
@@ -16,6 +17,16 @@ export interface BullMqQueueOptions {
   /** Pause before the second run, doubling after (default 1 s). */
   backoffMs?: number;
   log?: Pick<FastifyBaseLogger, "warn" | "error" | "info">;
+}
+
+// BullMQ (with ioredis, luxon, msgpackr and its PostgreSQL backend's scripts: about 6 MB of RSS)
+// is loaded by the first queue made, not by every start: the embedded default never makes one.
+// It is CommonJS, so `require` gives the module `import` would, at once (the constructor is sync).
+const require = createRequire(import.meta.url);
+let bullmq: typeof import("bullmq") | undefined;
+function loadBullMq(): typeof import("bullmq") {
+  bullmq ??= require("bullmq") as typeof import("bullmq");
+  return bullmq;
 }
 
 /** The prefix of Zona's BullMQ keys in Redis (`server.redis_prefix` + `:jobs`). */
@@ -68,6 +79,7 @@ export class BullMqQueue implements JobQueue {
   constructor(options: BullMqQueueOptions) {
     this.options = options;
     this.prefix = options.prefix ?? JOBS_KEY_PREFIX;
+    const { Queue } = loadBullMq();
     this.queue = new Queue(QUEUE_NAME, {
       connection: this.connection(),
       prefix: this.prefix,
@@ -85,6 +97,7 @@ export class BullMqQueue implements JobQueue {
   work<T>(name: string, handler: JobHandler<T>): void {
     this.handlers.set(name, handler as JobHandler<unknown>);
     if (this.worker) return;
+    const { Worker } = loadBullMq();
     this.worker = new Worker(QUEUE_NAME, (job: Job, token?: string) => this.run(job, token), {
       // A worker blocks on its connection: BullMQ asks for no retry limit per command there.
       connection: { ...this.connection(), maxRetriesPerRequest: null },
@@ -191,7 +204,7 @@ export class BullMqQueue implements JobQueue {
       if (!(error instanceof JobDeferred)) throw error;
       await job.moveToDelayed(Date.now() + error.delayMs, token);
       // Tells the worker the job has moved: neither completed nor failed, no attempt counted.
-      throw new DelayedError();
+      throw new (loadBullMq().DelayedError)();
     } finally {
       this.running.delete(running);
     }

@@ -3,7 +3,6 @@ import type { Config } from "../config/schema.ts";
 import type { CounterStore } from "./counter-store.ts";
 import type { LimitMetrics } from "./limit-metrics.ts";
 import { MemoryCounterStore } from "./memory-counter-store.ts";
-import { RedisCounterStore } from "./redis-counter-store.ts";
 
 // Start-up waits this long for Redis; without it the first requests would be counted in the process.
 const STARTUP_WAIT_MS = 2_000;
@@ -15,6 +14,8 @@ export async function createCounterStore(
 ): Promise<CounterStore> {
   const url = config.server.redis_url;
   if (!url) return new MemoryCounterStore();
+  // Imported here: an installation without Redis never loads ioredis.
+  const { RedisCounterStore } = await import("./redis-counter-store.ts");
   const store = new RedisCounterStore({
     url,
     timeoutMs: config.rate_limits.redis_timeout_ms,

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
-import { createTransport } from "nodemailer";
+import type { createTransport } from "nodemailer";
+import { loadOnFirstUse } from "../load-on-first-use.ts";
 import type { MailOutboxRepository } from "../store/repositories/mail-outbox.ts";
 import type { Mailer, OutgoingMail } from "./mailer.ts";
 
@@ -8,6 +9,9 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const SOCKET_TIMEOUT_MS = 30_000;
 
 type Transport = ReturnType<typeof createTransport>;
+
+// Loaded by the first mail: a server that sends none keeps nodemailer out of its memory.
+const loadNodemailer = loadOnFirstUse(() => import("nodemailer"));
 
 /**
  * Hands mail to an SMTP server (`app.mail.smtp_url`, smtp:// with STARTTLS when offered, or
@@ -40,7 +44,7 @@ export class SmtpMailer implements Mailer {
   async send(mail: OutgoingMail): Promise<void> {
     const row = await this.outbox.insert({ recipient: mail.to, subject: mail.subject, body: mail.text });
     try {
-      await this.transporter().sendMail({
+      await (await this.transporter()).sendMail({
         from: this.from,
         to: mail.to,
         subject: mail.subject,
@@ -61,7 +65,8 @@ export class SmtpMailer implements Mailer {
   }
 
   // Made on first use: a `zona` command that never sends mail opens nothing.
-  private transporter(): Transport {
+  private async transporter(): Promise<Transport> {
+    const { createTransport } = await loadNodemailer();
     this.transport ??= createTransport({
       url: this.url,
       connectionTimeout: CONNECT_TIMEOUT_MS,

@@ -1,5 +1,8 @@
 import { open } from "node:fs/promises";
-import { fileTypeFromFile } from "file-type";
+import { loadOnFirstUse } from "../load-on-first-use.ts";
+
+// Loaded by the first upload it classifies: most requests never carry a file.
+const loadFileType = loadOnFirstUse(() => import("file-type"));
 
 /** Containers the gateway knows how to measure; each accepted type belongs to exactly one. */
 export type AudioContainer = "wav" | "mp3" | "mp4" | "ogg" | "webm" | "flac" | "3gpp" | "amr";
@@ -75,7 +78,7 @@ export type AudioFormat =
  * never consulted because either can lie. Reads only as much of the head as the detector needs.
  */
 export async function detectAudioFormat(path: string): Promise<AudioFormat> {
-  const found = await fileTypeFromFile(path);
+  const found = await (await loadFileType()).fileTypeFromFile(path);
   if (!found) return { accepted: false, detected: await describeUnknown(path) };
   return classifyMime(found.mime);
 }

@@ -1,10 +1,13 @@
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { parseStream } from "music-metadata";
+import { loadOnFirstUse } from "../load-on-first-use.ts";
 import { amrDurationSeconds } from "./amr-duration.ts";
 import type { AudioContainer } from "./audio-format.ts";
 import { readWavInfo, type WavInfo } from "./wav.ts";
 import { webmDurationFromBlocks } from "./webm-duration.ts";
+
+// Loaded by the first upload it measures: most requests never carry audio.
+const loadMusicMetadata = loadOnFirstUse(() => import("music-metadata"));
 
 /** The type handed to music-metadata per container: it must pick its parser from our detection. */
 const PARSER_TYPE: Partial<Record<AudioContainer, string>> = {
@@ -43,6 +46,7 @@ export async function audioDurationSeconds(
 
 async function metadataDuration(path: string, mimeType: string): Promise<number | null> {
   const { size } = await stat(path);
+  const { parseStream } = await loadMusicMetadata();
   const stream = createReadStream(path);
   try {
     const metadata = await parseStream(stream, { mimeType, size }, { duration: true, skipCovers: true });

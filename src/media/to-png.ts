@@ -2,9 +2,13 @@
  * Any picture an image engine returns, as a PNG: the spec delivers PNG only, while some engines
  * answer JPEG or WebP.
  */
-import { fileTypeFromBuffer } from "file-type";
-import sharp from "sharp";
+import { loadOnFirstUse } from "../load-on-first-use.ts";
 import { hasPngSignature } from "./png-chunks.ts";
+
+// Loaded by the first engine picture: libvips is the largest native library Zona links, and many
+// installations serve no images at all.
+const loadFileType = loadOnFirstUse(() => import("file-type"));
+const loadSharp = loadOnFirstUse(async () => (await import("sharp")).default);
 
 /** An engine picture that cannot become a PNG (a type other than PNG, JPEG or WebP, or undecodable). */
 export class UnsupportedImageError extends Error {
@@ -19,12 +23,13 @@ const CONVERTED_MIME = new Set(["image/jpeg", "image/webp", "image/apng"]);
  * UnsupportedImageError naming the type found.
  */
 export async function toPng(data: Buffer): Promise<Buffer> {
-  const type = await fileTypeFromBuffer(data);
+  const type = await (await loadFileType()).fileTypeFromBuffer(data);
   if (type?.mime === "image/png" || (!type && hasPngSignature(data))) return data;
   if (!type || !CONVERTED_MIME.has(type.mime)) {
     const found = type ? `${type.mime} (.${type.ext})` : "of an unknown type";
     throw new UnsupportedImageError(`engine picture is ${found}, not PNG, JPEG or WebP`);
   }
+  const sharp = await loadSharp();
   try {
     // Orientation lives in the Exif that is dropped, so it is applied to the pixels first.
     return await sharp(data).autoOrient().png().toBuffer();

@@ -250,6 +250,9 @@ export class UpstreamClient {
   }
 }
 
+// One decoder for every answer: decode() without { stream } keeps no state between calls.
+const UTF8 = new TextDecoder();
+
 /** A call's body as JSON text (undefined: none, so a GET). */
 function jsonBody(body: unknown): string | undefined {
   return body === undefined ? undefined : JSON.stringify(body);
@@ -285,7 +288,7 @@ async function readJson(
     cancel();
   }
   // TextDecoder drops a byte-order mark, as undici's text() did.
-  return parseJsonPayload(new TextDecoder().decode(Buffer.concat(chunks, size)), "an answer");
+  return parseJsonPayload(UTF8.decode(Buffer.concat(chunks, size)), "an answer");
 }
 
 /**

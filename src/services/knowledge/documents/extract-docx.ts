@@ -1,10 +1,13 @@
-import mammoth from "mammoth";
+import { loadOnFirstUse } from "../../../load-on-first-use.ts";
 import type { DocumentLimits } from "./document-limits.ts";
 import { DocumentUnreadable } from "./document-unreadable.ts";
 import { addDocxHtml } from "./docx-html.ts";
 import type { ExtractedDocument } from "./extracted-document.ts";
 import { SectionBuilder } from "./section-builder.ts";
 import { readZipDirectory, unpackedSize } from "./zip-directory.ts";
+
+// Loaded by the first Word document read (mammoth brings JSZip and an XML DOM with it).
+const loadMammoth = loadOnFirstUse(async () => (await import("mammoth")).default);
 
 /** Word's own title style is a heading too; the rest of mammoth's default style map stays. */
 const STYLE_MAP = ["p[style-name='Title'] => h1:fresh"];
@@ -19,6 +22,7 @@ export async function extractDocx(
   limits: Pick<DocumentLimits, "maxTextChars" | "maxDocxUnpackedBytes" | "maxDocxXmlBytes">,
 ): Promise<ExtractedDocument> {
   await checkUnpacked(bytes, limits);
+  const mammoth = await loadMammoth();
   let html: string;
   try {
     const result = await mammoth.convertToHtml(
