@@ -13,6 +13,8 @@ export interface Child {
   /** The last lines it wrote (stdout and stderr), for error messages. */
   output(): string;
   exited: Promise<number | null>;
+  /** Set once `stop` was called: an exit after that is expected. */
+  stopRequested: boolean;
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -70,7 +72,9 @@ export function startNode(
     process: child,
     output: () => tail.join("\n"),
     exited,
+    stopRequested: false,
     async stop(graceMs = 15_000) {
+      handle.stopRequested = true;
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");
         const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);

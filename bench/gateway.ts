@@ -1,42 +1,32 @@
-// The gateway benchmark (issue 4): the fake engine called directly versus through Zona, in one run.
-// `npm run bench`; see bench/README.md. Settings come from the environment:
-//   BENCH_DURATION      seconds of each measured load run (default 10)
-//   BENCH_WARMUP        seconds of the warm-up before each one (default 2)
-//   BENCH_CONCURRENCY   connections, comma-separated (default 1,16,64,256)
-//   BENCH_STREAMS       concurrent streams, comma-separated (default 1,16)
-//   BENCH_STREAM_ROUNDS rounds of streams per level (default 8 for one stream, 3 otherwise)
-//   BENCH_KEYS          API keys issued before the first run (default 400; more are issued as needed)
-//   BENCH_FLOOR         requests of the billing-floor measurement at the end (default 300; 0: skip)
-//   BENCH_STACK_FLOOR   0 to skip the stack-floor runs (a bare Fastify + undici proxy on Zona's core)
-//   BENCH_PIN           0 to run without taskset pinning
-//   BENCH_OUT           where the JSON goes (default bench/results/latest.json)
-//   BENCH_PROFILE       a folder: Zona's CPU is profiled (over its inspector) during each measured
-//                       run through it, into zona-c<concurrency>.cpuprofile there; summarise one
-//                       with `npx node bench/profile-summary.ts <file>`. Profiling slows Zona down:
-//                       keep such a run's figures out of the report.
+// The gateway benchmark (issues 4 and 16): the fake engine called directly, through the stack floor
+// (a bare Fastify + undici proxy) and through Zona, in one run; then Zona restarted on its data.
+// `npm run bench`; see bench/README.md, and bench/settings.ts for the BENCH_* variables. Zona's
+// storage is what DATABASE_URL and REDIS_URL say (neither: embedded).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus, release, totalmem } from "node:os";
+import { cpus, release, totalmem } from "node:os";
 import { dirname, resolve } from "node:path";
 import type { FloorResult } from "./billing-floor.ts";
-import { canPin, cleanUp, pinSelf, startNode } from "./children.ts";
+import { type Child, cleanUp, pinSelf, startNode } from "./children.ts";
 import { startEngine } from "./engine.ts";
 import { KeyPool } from "./key-pool.ts";
 import { CHAT_BODY, type LoadResult, type LoadTarget, runLoad } from "./load.ts";
-import { RssSampler, rssMb, waitUntilIdle } from "./proc.ts";
+import { idleRssMb, RssSampler, waitUntilIdle } from "./proc.ts";
 import { RemoteProfiler } from "./remote-profiler.ts";
 import {
   type BenchResults,
-  checkTargets,
   compareLoad,
   compareStreams,
   type LoadComparison,
   markdown,
   type StreamComparison,
 } from "./report.ts";
+import { type RestartResult, restartZona } from "./restart.ts";
+import { readSettings } from "./settings.ts";
 import { startStackFloor } from "./stack-floor.ts";
-import { median, round3 } from "./stats.ts";
-import { closeStreamClient, runStreams } from "./streams.ts";
+import { round3 } from "./stats.ts";
+import { closeStreamClient, runStreams, type StreamResult } from "./streams.ts";
+import { checkIssue16Targets, checkTargets } from "./targets.ts";
 import { issueKeys, type StartedZona, startZona, warmKey } from "./zona.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
@@ -47,23 +37,12 @@ const ROOT = resolve(import.meta.dirname, "..");
 const PER_KEY_AND_WINDOW = 100_000_000;
 const KEY_WINDOW_MS = 62_000;
 
-const settings = {
-  durationS: positive("BENCH_DURATION", 10),
-  warmupS: positive("BENCH_WARMUP", 2),
-  concurrency: list("BENCH_CONCURRENCY", [1, 16, 64, 256]),
-  streams: list("BENCH_STREAMS", [1, 16]),
-  streamRounds: process.env.BENCH_STREAM_ROUNDS ? positive("BENCH_STREAM_ROUNDS", 3) : undefined,
-  initialKeys: positive("BENCH_KEYS", 400),
-  floorRequests: process.env.BENCH_FLOOR === "0" ? 0 : positive("BENCH_FLOOR", 300),
-  stackFloor: process.env.BENCH_STACK_FLOOR !== "0",
-  pin: process.env.BENCH_PIN !== "0" && canPin(availableParallelism()),
-  out: resolve(ROOT, process.env.BENCH_OUT ?? "bench/results/latest.json"),
-  profileDir: process.env.BENCH_PROFILE ? resolve(ROOT, process.env.BENCH_PROFILE) : undefined,
-};
+const settings = readSettings(ROOT);
 
 // The stack floor takes Zona's core: it is measured in Zona's place and idles while Zona is measured.
 const CORE = { zona: 0, stackFloor: 0, engine: 1, loadGenerator: 1 };
-// Set once the children are being stopped on purpose: only an exit before that is news.
+// Set once the children are being stopped on purpose: only an exit before that is news (a child
+// stopped on its own, as Zona for its restart, says so with stopRequested).
 let stopping = false;
 
 async function main(): Promise<void> {
@@ -77,11 +56,15 @@ async function main(): Promise<void> {
   );
   const engine = await startEngine({ cpu: settings.pin ? CORE.engine : undefined, cwd: ROOT });
   log(`fake engine at ${engine.url} (pid ${engine.child.pid})`);
-  const zona = await startZona({
+  log(
+    `storage: ${settings.storage.mode} (${settings.storage.database}, counters in ${settings.storage.counters})`,
+  );
+  // Replaced by the restarted Zona at the end.
+  let zona = await startZona({
     engineUrl: engine.url,
     cpu: settings.pin ? CORE.zona : undefined,
     cwd: ROOT,
-    ...(settings.profileDir ? { nodeArgs: ["--inspect=127.0.0.1:0"] } : {}),
+    nodeArgs: [...settings.zonaArgs, ...(settings.profileDir ? ["--inspect=127.0.0.1:0"] : [])],
   });
   log(`zona at ${zona.url} (pid ${zona.child.pid})`);
   const stackFloor = settings.stackFloor
@@ -93,12 +76,7 @@ async function main(): Promise<void> {
     : undefined;
   if (stackFloor) log(`stack floor at ${stackFloor.url} (pid ${stackFloor.child.pid})`);
   const profiler = settings.profileDir ? await RemoteProfiler.connect(zona.child.output()) : undefined;
-  for (const child of [engine.child, zona.child, ...(stackFloor ? [stackFloor.child] : [])]) {
-    void child.exited.then((code) => {
-      if (!stopping)
-        log(`${child.name} exited during the run (${code}); its last output:\n${child.output()}`);
-    });
-  }
+  for (const child of [engine.child, zona.child, ...(stackFloor ? [stackFloor.child] : [])]) watch(child);
 
   const warm = (secret: string) => void warmKey(zona.url, secret).catch(() => {});
   const zonaPool = new KeyPool({ perWindow: PER_KEY_AND_WINDOW, windowMs: KEY_WINDOW_MS, warm });
@@ -111,7 +89,7 @@ async function main(): Promise<void> {
   await checkOnce(engine.url, zona, zonaPool, stackFloor?.url);
 
   await sleep(1000);
-  const idleMb = await idleRss(zona.child.pid);
+  const idleMb = await idleRssMb(zona.child.pid);
   log(`zona RSS idle: ${idleMb.toFixed(1)} MB`);
 
   const cpuPids: Record<string, number> = {
@@ -170,37 +148,53 @@ async function main(): Promise<void> {
   }
 
   const streaming: StreamComparison[] = [];
-  await waitUntilIdle(zona.child.pid);
+  await untilIdle();
   const streamRss = new RssSampler(zona.child.pid);
   for (const concurrent of settings.streams) {
     const rounds = settings.streamRounds ?? (concurrent === 1 ? 8 : 3);
-    const direct = await runStreams({
-      target: "direct",
-      url: engine.url,
-      concurrent,
-      rounds,
-      pool: directPool,
-    });
-    const through = await runStreams({
-      target: "zona",
-      url: zona.url,
-      concurrent,
-      rounds,
-      pool: zonaPool,
-      warm: (secret) => warmKey(zona.url, secret),
-    });
-    const comparison = compareStreams(direct, through);
-    streaming.push(comparison);
+    const runs: Partial<Record<LoadTarget, StreamResult>> = {};
+    // The same order as the load runs; the floor ignores keys, as the engine does.
+    for (const target of targets) {
+      await untilIdle();
+      runs[target] = await runStreams({
+        target,
+        url: urls[target],
+        concurrent,
+        rounds,
+        pool: target === "zona" ? zonaPool : directPool,
+        ...(target === "zona" ? { warm: (secret: string) => warmKey(zona.url, secret) } : {}),
+      });
+    }
+    const { direct, floor, zona: through } = runs;
+    if (!direct || !through) continue;
+    streaming.push(compareStreams(direct, through, floor));
     log(
-      `streams=${concurrent}: TTFT p50 ${direct.ttftP50Ms} -> ${through.ttftP50Ms} ms, ` +
-        `gap p99 ${direct.gapP99Ms} -> ${through.gapP99Ms} ms, failures ${direct.failures}/${through.failures}`,
+      `streams=${concurrent}: TTFT p50 ${direct.ttftP50Ms} -> ${floor ? `floor ${floor.ttftP50Ms}, ` : ""}` +
+        `zona ${through.ttftP50Ms} ms, gap p99 ${direct.gapP99Ms} -> ${floor ? `floor ${floor.gapP99Ms}, ` : ""}` +
+        `zona ${through.gapP99Ms} ms, failures ${direct.failures}/${floor ? `${floor.failures}/` : ""}${through.failures}`,
     );
   }
   const streamRssMax = streamRss.stop();
   profiler?.close();
   await closeStreamClient();
-  stopping = true;
   await stackFloor?.child.stop();
+
+  // Start-up on an existing data folder (or database): Zona alone on its core, the engine still up.
+  let restart: RestartResult | { error: string };
+  try {
+    const restarted = await restartZona(zona, zonaPool.next());
+    zona = restarted.zona;
+    watch(zona.child);
+    restart = restarted.result;
+    log(
+      `restart: stopped in ${restart.stopMs} ms (exit ${restart.stopExitCode}), first answer ` +
+        `${restart.firstAnswerMs} ms after the spawn (${restart.attempts} requests), RSS idle ${restart.idleMb} MB`,
+    );
+  } catch (error) {
+    restart = { error: error instanceof Error ? error.message : String(error) };
+    log(`restart failed: ${restart.error}`);
+  }
+  stopping = true;
   await zona.child.stop();
   await engine.child.stop();
 
@@ -238,17 +232,31 @@ async function main(): Promise<void> {
       warmupS: settings.warmupS,
       concurrency: settings.concurrency,
       streams: settings.streams,
+      streamRounds: settings.streamRounds ?? { oneStream: 8, more: 3 },
       pipelining: 1,
       stackFloor: settings.stackFloor,
       body: JSON.parse(CHAT_BODY.toString("utf8")) as unknown,
       fake: { chunks: 64, chunkDelayMs: 20 },
     },
     keys: { issued: zonaPool.size, overdrawn: zonaPool.overdrawn, perKeyAndWindow: PER_KEY_AND_WINDOW },
-    rss: { idleMb: round3(idleMb), maxUnderLoadMb },
+    storage: settings.storage,
+    rss: {
+      idleMb: round3(idleMb),
+      ...("error" in restart ? {} : { idleAfterRestartMb: restart.idleMb }),
+      maxUnderLoadMb,
+    },
+    restart,
     load,
     streaming,
     ...(billingFloor ? { billingFloor } : {}),
     targets: checkTargets(load, maxUnderLoadMb),
+    targetsIssue16: checkIssue16Targets({
+      load,
+      streaming,
+      storage: settings.storage,
+      rss: { idleMb, maxUnderLoadMb },
+      restart: "error" in restart ? undefined : restart,
+    }),
   };
   mkdirSync(dirname(settings.out), { recursive: true });
   writeFileSync(settings.out, `${JSON.stringify(results, null, 2)}\n`);
@@ -318,31 +326,12 @@ function formatLikeTheRepo(file: string): void {
   }
 }
 
-async function idleRss(pid: number): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    samples.push(rssMb(pid) ?? Number.NaN);
-    await sleep(200);
-  }
-  return median(samples);
-}
-
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!(value > 0)) throw new Error(`${name} must be a number above 0, got "${raw}"`);
-  return value;
-}
-
-function list(name: string, fallback: number[]): number[] {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const values = raw.split(",").map((part) => Number(part.trim()));
-  if (values.some((value) => !Number.isInteger(value) || value <= 0)) {
-    throw new Error(`${name} must list whole numbers above 0, got "${raw}"`);
-  }
-  return values;
+/** Logs an exit nobody asked for: a child that dies mid-run makes the figures after it meaningless. */
+function watch(child: Child): void {
+  void child.exited.then((code) => {
+    if (!stopping && !child.stopRequested)
+      log(`${child.name} exited during the run (${code}); its last output:\n${child.output()}`);
+  });
 }
 
 function log(message: string): void {

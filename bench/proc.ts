@@ -1,17 +1,64 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { median } from "./stats.ts";
 
 const TICKS_PER_SECOND = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
-/** Resident set size of a process in MB (VmRSS of /proc/<pid>/status); undefined once it is gone. */
-export function rssMb(pid: number): number | undefined {
+/**
+ * Resident set size in MB of a process and every process below it (children, their children):
+ * VmRSS of /proc/<pid>/status, which covers all threads of a process (Zona's worker threads
+ * included), summed over the tree. Zona spawns no child process today; one it ever spawns is
+ * counted too. `below` is a list from `descendants` taken earlier (each call makes a new one
+ * otherwise). undefined once the process is gone.
+ */
+export function rssMb(pid: number, below: number[] = descendants(pid)): number | undefined {
+  const own = vmRssKb(pid);
+  if (own === undefined) return undefined;
+  let kb = own;
+  for (const child of below) kb += vmRssKb(child) ?? 0;
+  return kb / 1024;
+}
+
+function vmRssKb(pid: number): number | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
-    return kb === undefined ? undefined : Number(kb) / 1024;
+    return kb === undefined ? undefined : Number(kb);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Every process below `pid`. /proc/<pid>/task/<tid>/children is missing on kernels without
+ * CONFIG_PROC_CHILDREN (this machine's), so each process's parent is read from its /proc/<n>/stat:
+ * about a hundred small reads, some 2 ms of the load generator's core.
+ */
+export function descendants(pid: number): number[] {
+  const childrenOf = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // After the command name (which may hold spaces): state, then the parent's pid.
+    const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const siblings = childrenOf.get(parent);
+    if (siblings) siblings.push(Number(name));
+    else childrenOf.set(parent, [Number(name)]);
+  }
+  const found: number[] = [];
+  const queue = [pid];
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+    for (const child of childrenOf.get(next) ?? []) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
@@ -55,11 +102,17 @@ export class CpuMeter {
   }
 }
 
-/** Samples the RSS of a process every `everyMs` while running; `stop` gives the largest sample. */
+/**
+ * Samples the RSS of a process and its descendants (see rssMb) every `everyMs` while running;
+ * `stop` gives the largest sample. The tree is looked up again once a second, not at every
+ * sample: the lookup costs the load generator's core about 2 ms.
+ */
 export class RssSampler {
   private readonly pid: number;
   private readonly timer: NodeJS.Timeout;
   private max = 0;
+  private below: number[] = [];
+  private treeReadAt = Number.NEGATIVE_INFINITY;
 
   constructor(pid: number, everyMs = 200) {
     this.pid = pid;
@@ -69,14 +122,30 @@ export class RssSampler {
 
   stop(): number {
     clearInterval(this.timer);
+    this.treeReadAt = Number.NEGATIVE_INFINITY;
     this.sample();
     return this.max;
   }
 
   private sample(): void {
-    const rss = rssMb(this.pid);
+    const now = performance.now();
+    if (now - this.treeReadAt >= 1000) {
+      this.below = descendants(this.pid);
+      this.treeReadAt = now;
+    }
+    const rss = rssMb(this.pid, this.below);
     if (rss !== undefined && rss > this.max) this.max = rss;
   }
+}
+
+/** Idle RSS (process tree, MB): the median of five samples 200 ms apart. */
+export async function idleRssMb(pid: number): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    samples.push(rssMb(pid) ?? Number.NaN);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return median(samples);
 }
 
 /**

@@ -1,7 +1,9 @@
 import type { FloorResult } from "./billing-floor.ts";
 import type { LoadResult } from "./load.ts";
+import type { RestartResult } from "./restart.ts";
 import { round3 } from "./stats.ts";
 import type { StreamResult } from "./streams.ts";
+import type { Storage, TargetCheck } from "./targets.ts";
 
 /** One concurrency level: every target and what Zona (and the stack floor) add. */
 export interface LoadComparison {
@@ -19,20 +21,22 @@ export interface LoadComparison {
   floorAddedP99Ms?: number;
 }
 
-/** One number of concurrent streams: both targets and what Zona adds. */
+/** One number of concurrent streams: every target and what Zona (and the stack floor) add. */
 export interface StreamComparison {
   concurrentStreams: number;
   direct: StreamResult;
   zona: StreamResult;
+  /** Zona's TTFT p50 and gap p99 minus the direct ones. */
   addedTtftP50Ms: number;
   addedGapP99Ms: number;
-}
-
-/** A target of the issue and whether this run met it. */
-export interface TargetCheck {
-  target: string;
-  measured: string;
-  met: boolean;
+  /** The bare Fastify + undici proxy piping the engine's SSE (absent with BENCH_STACK_FLOOR=0). */
+  floor?: StreamResult;
+  /** The floor's TTFT p50 and gap p99 minus the direct ones. */
+  floorAddedTtftP50Ms?: number;
+  floorAddedGapP99Ms?: number;
+  /** Zona's minus the floor's (the same as Zona's added minus the floor's added). */
+  zonaOverFloorTtftP50Ms?: number;
+  zonaOverFloorGapP99Ms?: number;
 }
 
 /** Everything one run wrote to bench/results/latest.json. */
@@ -43,12 +47,20 @@ export interface BenchResults {
   cores: { zona: string; engine: string; loadGenerator: string; stackFloor?: string };
   settings: Record<string, unknown>;
   keys: { issued: number; overdrawn: number; perKeyAndWindow: number };
-  rss: { idleMb: number; maxUnderLoadMb: number };
+  /** Where Zona kept its data: embedded (PGlite, counters in the process) or distributed. */
+  storage: Storage;
+  /** Zona's process tree: idle after the first start (empty data folder), after the restart, under load. */
+  rss: { idleMb: number; idleAfterRestartMb?: number; maxUnderLoadMb: number };
+  /** Zona stopped and started again on the same data after the runs; `error` when that failed. */
+  restart: RestartResult | { error: string };
   load: LoadComparison[];
   streaming: StreamComparison[];
   /** The billing transactions alone, without HTTP (bench/billing-floor.ts). */
   billingFloor?: FloorResult[];
+  /** Issue 4's targets (absolute). */
   targets: TargetCheck[];
+  /** Issue 16's targets (against the stack floor of the same run; RSS; start-up). */
+  targetsIssue16: TargetCheck[];
 }
 
 export function compareLoad(direct: LoadResult, zona: LoadResult, floor?: LoadResult): LoadComparison {
@@ -69,48 +81,38 @@ export function compareLoad(direct: LoadResult, zona: LoadResult, floor?: LoadRe
   };
 }
 
-export function compareStreams(direct: StreamResult, zona: StreamResult): StreamComparison {
+export function compareStreams(
+  direct: StreamResult,
+  zona: StreamResult,
+  floor?: StreamResult,
+): StreamComparison {
   return {
     concurrentStreams: zona.concurrentStreams,
     direct,
     zona,
     addedTtftP50Ms: round3(zona.ttftP50Ms - direct.ttftP50Ms),
     addedGapP99Ms: round3(zona.gapP99Ms - direct.gapP99Ms),
+    ...(floor
+      ? {
+          floor,
+          floorAddedTtftP50Ms: round3(floor.ttftP50Ms - direct.ttftP50Ms),
+          floorAddedGapP99Ms: round3(floor.gapP99Ms - direct.gapP99Ms),
+          zonaOverFloorTtftP50Ms: round3(zona.ttftP50Ms - floor.ttftP50Ms),
+          zonaOverFloorGapP99Ms: round3(zona.gapP99Ms - floor.gapP99Ms),
+        }
+      : {}),
   };
-}
-
-/** The targets of issue 4, checked against a run. */
-export function checkTargets(load: LoadComparison[], rssMaxMb: number): TargetCheck[] {
-  const at16 = load.find((level) => level.concurrency === 16);
-  const best = Math.max(...load.map((level) => level.zona.requestsPerSecond));
-  const bestAt = load.find((level) => level.zona.requestsPerSecond === best)?.concurrency;
-  return [
-    {
-      target: "added p50 < 0.5 ms at concurrency 16",
-      measured: at16 ? `${fmt(at16.addedP50Ms)} ms` : "not measured",
-      met: at16 !== undefined && at16.addedP50Ms < 0.5,
-    },
-    {
-      target: "added p99 < 2 ms at concurrency 16",
-      measured: at16 ? `${fmt(at16.addedP99Ms)} ms` : "not measured",
-      met: at16 !== undefined && at16.addedP99Ms < 2,
-    },
-    {
-      target: ">= 5,000 requests/s through Zona",
-      measured: `${best.toLocaleString("en-US")} requests/s (best, at concurrency ${bestAt})`,
-      met: best >= 5000,
-    },
-    {
-      target: "RSS < 200 MB under load",
-      measured: `${fmt(rssMaxMb)} MB`,
-      met: rssMaxMb < 200,
-    },
-  ];
 }
 
 /** The tables of a run, in Markdown. */
 export function markdown(results: BenchResults): string {
   const lines: string[] = [];
+  const { storage } = results;
+  lines.push(
+    `Storage: ${storage.mode} (database ${storage.database === "pglite" ? "PGlite in the data folder" : "PostgreSQL"}, ` +
+      `rate-limit counters ${storage.counters === "redis" ? "in Redis" : "in the process"})`,
+    "",
+  );
   lines.push("Non-streamed `POST /v1/chat/completions` (latencies in ms; added = Zona minus direct)", "");
   lines.push(
     row([
@@ -184,6 +186,8 @@ export function markdown(results: BenchResults): string {
     `Zona RSS: ${fmt(results.rss.idleMb, 1)} MB idle before the load, ` +
       `${fmt(results.rss.maxUnderLoadMb, 1)} MB at most under load (sampled every 200 ms).`,
     "",
+    restartLine(results.restart),
+    "",
   );
   lines.push("Streaming (64 content chunks 20 ms apart; ms)", "");
   lines.push(
@@ -220,6 +224,7 @@ export function markdown(results: BenchResults): string {
       ]),
     );
   }
+  if (results.streaming.some((level) => level.floor)) lines.push(...floorStreamTable(results.streaming));
   if (results.billingFloor) {
     lines.push(
       "",
@@ -263,7 +268,68 @@ export function markdown(results: BenchResults): string {
   for (const check of results.targets) {
     lines.push(row([check.target, check.measured, check.met ? "met" : "**not met**"]));
   }
+  lines.push("", "Targets (issue 16: against the stack floor of this run; added = minus direct)", "");
+  lines.push(row(["Target", "Measured", "Met"]), row(["---", "---", "---"]));
+  for (const check of results.targetsIssue16) {
+    lines.push(row([check.target, check.measured, check.met ? "met" : "**not met**"]));
+  }
   return lines.join("\n");
+}
+
+/** The restart after the runs: stop, start on the same data, first answer, idle RSS. */
+function restartLine(restart: BenchResults["restart"]): string {
+  if ("error" in restart) return `Restart on the same data: failed (${restart.error.split("\n")[0]}).`;
+  const earlier = Object.entries(restart.earlierStatuses)
+    .map(([status, count]) => `${count} x ${status}`)
+    .join(", ");
+  return (
+    `Restart on the same data: stopped in ${fmt(restart.stopMs, 0)} ms (exit code ${restart.stopExitCode}); ` +
+    `first 200 answer ${fmt(restart.firstAnswerMs, 0)} ms after the spawn (${restart.attempts} requests` +
+    `${earlier ? `; ${earlier} before it` : ""}); RSS idle ${fmt(restart.idleMb, 1)} MB.`
+  );
+}
+
+/** The streams through the stack floor, against the engine and against Zona. */
+function floorStreamTable(streaming: StreamComparison[]): string[] {
+  const lines = [
+    "",
+    "Streaming through the stack floor (the engine's SSE piped as it arrives; ms; added = minus direct)",
+    "",
+    row([
+      "Concurrent streams",
+      "Streams f",
+      "Floor TTFT p50",
+      "Floor added TTFT p50",
+      "Zona added TTFT p50",
+      "Zona - floor TTFT p50",
+      "Floor gap p99",
+      "Floor added gap p99",
+      "Zona added gap p99",
+      "Zona - floor gap p99",
+      "Failures f",
+    ]),
+    row(Array(11).fill("---:")),
+  ];
+  for (const level of streaming) {
+    const { floor } = level;
+    if (!floor) continue;
+    lines.push(
+      row([
+        String(level.concurrentStreams),
+        String(floor.streams),
+        fmt(floor.ttftP50Ms),
+        fmt(level.floorAddedTtftP50Ms ?? Number.NaN),
+        fmt(level.addedTtftP50Ms),
+        fmt(level.zonaOverFloorTtftP50Ms ?? Number.NaN),
+        fmt(floor.gapP99Ms),
+        fmt(level.floorAddedGapP99Ms ?? Number.NaN),
+        fmt(level.addedGapP99Ms),
+        fmt(level.zonaOverFloorGapP99Ms ?? Number.NaN),
+        String(floor.failures),
+      ]),
+    );
+  }
+  return lines;
 }
 
 /** The stack floor's table: the floor against the engine, and Zona against the floor. */

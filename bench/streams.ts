@@ -1,11 +1,12 @@
 import { Agent, request } from "undici";
 import type { KeyPool } from "./key-pool.ts";
+import type { LoadTarget } from "./load.ts";
 import { Samples } from "./stats.ts";
 import { BENCH_MODEL } from "./zona.ts";
 
-/** Streams of one target at one number of concurrent streams. */
+/** Streams of one target (the engine, the stack floor or Zona) at one number of concurrent streams. */
 export interface StreamResult {
-  target: "direct" | "zona";
+  target: LoadTarget;
   concurrentStreams: number;
   /** Streams read to their end. */
   streams: number;
@@ -33,7 +34,7 @@ const agent = new Agent({ keepAliveTimeout: 30_000 });
  * two consecutive content events, as the client reads them off the socket.
  */
 export async function runStreams(options: {
-  target: "direct" | "zona";
+  target: LoadTarget;
   url: string;
   concurrent: number;
   rounds: number;

@@ -13,6 +13,16 @@ export interface StartedZona {
   child: Child;
   url: string;
   adminToken: string;
+  /** How it was started: a restart starts it again the same way, on the same data. */
+  launch: ZonaLaunch;
+}
+
+/** The command line, environment (config file, data dir, port, DATABASE_URL...) and core of a Zona. */
+export interface ZonaLaunch {
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  cpu: number | undefined;
+  cwd: string;
 }
 
 // Every tier allows far more than the benchmark sends: the tier limiter still counts every request.
@@ -50,7 +60,10 @@ function benchConfig(engineUrl: string): unknown {
   };
 }
 
-/** Starts `node src/main.ts` with embedded PGlite in a fresh temporary data dir and waits until it answers. */
+/**
+ * Starts `node src/main.ts` with a generated config and a fresh temporary data dir (embedded
+ * PGlite there, unless DATABASE_URL is set) and waits until it answers.
+ */
 export async function startZona(options: {
   engineUrl: string;
   cpu: number | undefined;
@@ -64,7 +77,8 @@ export async function startZona(options: {
   const port = await freePort();
   const adminToken = randomBytes(24).toString("hex");
   // The same V8 flag as `npm start` (a smaller young generation: about 100 MB less RSS).
-  const child = startNode("zona", ["--max-semi-space-size=8", ...(options.nodeArgs ?? []), "src/main.ts"], {
+  const launch: ZonaLaunch = {
+    args: ["--max-semi-space-size=8", "--liftoff-only", ...(options.nodeArgs ?? []), "src/main.ts"],
     cpu: options.cpu,
     cwd: options.cwd,
     env: {
@@ -76,10 +90,16 @@ export async function startZona(options: {
       HOST: "127.0.0.1",
       PORT: String(port),
     },
-  });
+  };
+  const child = spawnZona(launch);
   const url = `http://127.0.0.1:${port}`;
   await waitUntilHealthy(url, child);
-  return { child, url, adminToken };
+  return { child, url, adminToken, launch };
+}
+
+/** Starts the Zona process of a launch and returns at once (it is not listening yet). */
+export function spawnZona(launch: ZonaLaunch): Child {
+  return startNode("zona", launch.args, { cpu: launch.cpu, cwd: launch.cwd, env: launch.env });
 }
 
 /** Opens an account and issues `count` API keys through the operator API. */

@@ -1,0 +1,60 @@
+// The settings of the gateway benchmark (bench/gateway.ts), from the environment:
+//   BENCH_DURATION      seconds of each measured load run (default 10)
+//   BENCH_WARMUP        seconds of the warm-up before each one (default 2)
+//   BENCH_CONCURRENCY   connections, comma-separated (default 1,16,64,256)
+//   BENCH_STREAMS       concurrent streams, comma-separated (default 1,16)
+//   BENCH_STREAM_ROUNDS rounds of streams per level (default 8 for one stream, 3 otherwise)
+//   BENCH_KEYS          API keys issued before the first run (default 400; more are issued as needed)
+//   BENCH_FLOOR         requests of the billing-floor measurement at the end (default 300; 0: skip)
+//   BENCH_STACK_FLOOR   0 to skip the stack-floor runs (a bare Fastify + undici proxy on Zona's core)
+//   BENCH_PIN           0 to run without taskset pinning
+//   BENCH_OUT           where the JSON goes (default bench/results/latest.json)
+//   BENCH_PROFILE       a folder: Zona's CPU is profiled (over its inspector) during each measured
+//                       run through it, into zona-c<concurrency>.cpuprofile there; summarise one
+//                       with `npx node bench/profile-summary.ts <file>`. Profiling slows Zona down:
+//                       keep such a run's figures out of the report.
+//   DATABASE_URL, REDIS_URL  passed on to Zona (neither: embedded; both: distributed); the
+//                       targets of issue 16 for RSS depend on them
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+import { canPin } from "./children.ts";
+import { storageOf } from "./targets.ts";
+
+/** The settings of a run, from the BENCH_* variables; paths resolved against `root`. */
+export function readSettings(root: string) {
+  return {
+    durationS: positive("BENCH_DURATION", 10),
+    warmupS: positive("BENCH_WARMUP", 2),
+    concurrency: list("BENCH_CONCURRENCY", [1, 16, 64, 256]),
+    streams: list("BENCH_STREAMS", [1, 16]),
+    streamRounds: process.env.BENCH_STREAM_ROUNDS ? positive("BENCH_STREAM_ROUNDS", 3) : undefined,
+    initialKeys: positive("BENCH_KEYS", 400),
+    floorRequests: process.env.BENCH_FLOOR === "0" ? 0 : positive("BENCH_FLOOR", 300),
+    stackFloor: process.env.BENCH_STACK_FLOOR !== "0",
+    pin: process.env.BENCH_PIN !== "0" && canPin(availableParallelism()),
+    out: resolve(root, process.env.BENCH_OUT ?? "bench/results/latest.json"),
+    profileDir: process.env.BENCH_PROFILE ? resolve(root, process.env.BENCH_PROFILE) : undefined,
+    /** Extra Node.js options for Zona (experiments: `--trace-gc`, another semi-space size...). */
+    zonaArgs: (process.env.BENCH_ZONA_ARGS ?? "").split(" ").filter((arg) => arg !== ""),
+    // Zona gets the benchmark's environment: these decide where it keeps its data.
+    storage: storageOf(Boolean(process.env.DATABASE_URL), Boolean(process.env.REDIS_URL)),
+  };
+}
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!(value > 0)) throw new Error(`${name} must be a number above 0, got "${raw}"`);
+  return value;
+}
+
+function list(name: string, fallback: number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const values = raw.split(",").map((part) => Number(part.trim()));
+  if (values.some((value) => !Number.isInteger(value) || value <= 0)) {
+    throw new Error(`${name} must list whole numbers above 0, got "${raw}"`);
+  }
+  return values;
+}
