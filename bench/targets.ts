@@ -96,33 +96,8 @@ export function checkIssue16Targets(run: Issue16Run): TargetCheck[] {
         }
       : notMeasured(`added p99 at concurrency 1: Zona's <= ${MAX_P99_RATIO}x the floor's`),
   );
-  for (const streams of [1, 16]) {
-    const level = run.streaming.find((comparison) => comparison.concurrentStreams === streams);
-    const name = `added TTFT p50, ${streams} stream${streams === 1 ? "" : "s"}: Zona's <= floor's + ${MAX_TTFT_OVER_FLOOR_MS} ms`;
-    const over = level?.zonaOverFloorTtftP50Ms;
-    checks.push(
-      level !== undefined && over !== undefined
-        ? {
-            target: name,
-            measured: `Zona ${signed(level.addedTtftP50Ms)} ms, floor ${signed(level.floorAddedTtftP50Ms ?? Number.NaN)} ms (Zona - floor ${signed(over)} ms)`,
-            met: over <= MAX_TTFT_OVER_FLOOR_MS,
-          }
-        : notMeasured(name),
-    );
-  }
-  for (const streams of [1, 16]) {
-    const level = run.streaming.find((comparison) => comparison.concurrentStreams === streams);
-    const name = `added p99 gap between chunks, ${streams} stream${streams === 1 ? "" : "s"}: Zona's <= floor's + ${MAX_GAP_OVER_FLOOR_MS} ms`;
-    const over = level?.zonaOverFloorGapP99Ms;
-    checks.push(
-      level !== undefined && over !== undefined
-        ? {
-            target: name,
-            measured: `Zona ${signed(level.addedGapP99Ms)} ms, floor ${signed(level.floorAddedGapP99Ms ?? Number.NaN)} ms (Zona - floor ${signed(over)} ms)`,
-            met: over <= MAX_GAP_OVER_FLOOR_MS,
-          }
-        : notMeasured(name),
-    );
+  for (const measure of STREAM_MEASURES) {
+    for (const streams of [1, 16]) checks.push(streamCheck(run.streaming, streams, measure));
   }
   checks.push(peakThroughput(run.load));
   checks.push(...rssChecks(run));
@@ -140,6 +115,46 @@ export function checkIssue16Targets(run: Issue16Run): TargetCheck[] {
 }
 
 /** Zona's best requests/s over the concurrency levels against the floor's best. */
+/** A streaming target: Zona's added figure against the floor's, by at most `maxOverMs`. */
+interface StreamMeasure {
+  what: string;
+  maxOverMs: number;
+  pick(level: StreamComparison): { zona: number; floor: number | undefined; over: number | undefined };
+}
+
+const STREAM_MEASURES: StreamMeasure[] = [
+  {
+    what: "added TTFT p50",
+    maxOverMs: MAX_TTFT_OVER_FLOOR_MS,
+    pick: (level) => ({
+      zona: level.addedTtftP50Ms,
+      floor: level.floorAddedTtftP50Ms,
+      over: level.zonaOverFloorTtftP50Ms,
+    }),
+  },
+  {
+    what: "added p99 gap between chunks",
+    maxOverMs: MAX_GAP_OVER_FLOOR_MS,
+    pick: (level) => ({
+      zona: level.addedGapP99Ms,
+      floor: level.floorAddedGapP99Ms,
+      over: level.zonaOverFloorGapP99Ms,
+    }),
+  },
+];
+
+function streamCheck(streaming: StreamComparison[], streams: number, measure: StreamMeasure): TargetCheck {
+  const name = `${measure.what}, ${streams} stream${streams === 1 ? "" : "s"}: Zona's <= floor's + ${measure.maxOverMs} ms`;
+  const level = streaming.find((comparison) => comparison.concurrentStreams === streams);
+  const figures = level && measure.pick(level);
+  if (figures?.over === undefined) return notMeasured(name);
+  return {
+    target: name,
+    measured: `Zona ${signed(figures.zona)} ms, floor ${signed(figures.floor ?? Number.NaN)} ms (Zona - floor ${signed(figures.over)} ms)`,
+    met: figures.over <= measure.maxOverMs,
+  };
+}
+
 function peakThroughput(load: LoadComparison[]): TargetCheck {
   const name = `peak requests/s: Zona's best >= ${MIN_THROUGHPUT_RATIO} of the floor's best`;
   const withFloor = load.filter((level) => level.floor !== undefined);

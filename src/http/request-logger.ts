@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 
 type Bindings = Record<string, unknown>;
 type ChildOptions = Parameters<FastifyBaseLogger["child"]>[1];
+type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 
 /**
  * A request's logger that becomes pino's child logger (with the request id bound) only when the
@@ -34,36 +35,41 @@ export class RequestLogger {
   }
 
   fatal(...args: unknown[]): void {
-    (this.real.fatal as (...all: unknown[]) => void)(...args);
+    this.log("fatal", args);
   }
 
   error(...args: unknown[]): void {
-    (this.real.error as (...all: unknown[]) => void)(...args);
+    this.log("error", args);
   }
 
   warn(...args: unknown[]): void {
-    (this.real.warn as (...all: unknown[]) => void)(...args);
+    this.log("warn", args);
   }
 
   info(...args: unknown[]): void {
-    (this.real.info as (...all: unknown[]) => void)(...args);
+    this.log("info", args);
   }
 
   debug(...args: unknown[]): void {
-    (this.real.debug as (...all: unknown[]) => void)(...args);
+    this.log("debug", args);
   }
 
   trace(...args: unknown[]): void {
-    (this.real.trace as (...all: unknown[]) => void)(...args);
+    this.log("trace", args);
   }
 
   silent(...args: unknown[]): void {
-    (this.real.silent as (...all: unknown[]) => void)(...args);
+    this.log("silent", args);
   }
 
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     // A child of the request's logger carries the request id too.
     return this.real.child(bindings, options);
+  }
+
+  /** Pino's log call, with pino's own arguments, on the real child logger. */
+  private log(level: Level, args: unknown[]): void {
+    (this.real[level] as (...all: unknown[]) => void)(...args);
   }
 }
 

@@ -6,6 +6,7 @@ import type { Database, SqlSession, Store } from "./database.ts";
 import { drizzlePglite, drizzlePostgres } from "./drizzle.ts";
 import { hasPendingMigrations, migrate } from "./migrate.ts";
 import { migrateInOwnProcess } from "./pglite-thread/migrate-in-own-process.ts";
+import { pgliteSession } from "./pglite-thread/pglite-session.ts";
 import { PgliteThread } from "./pglite-thread/pglite-thread.ts";
 import { BillingRepository } from "./repositories/billing.ts";
 import * as schema from "./schema.ts";
@@ -44,8 +45,8 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
       await migrateInOwnProcess(options.dataDir, PGLITE_SHARED_BUFFERS);
     }
     thread = await PgliteThread.start(options);
-    if (await hasPendingMigrations(sessionOf(thread))) {
-      if (options.dataDir === undefined) await migrate(sessionOf(thread));
+    if (await hasPendingMigrations(pgliteSession(thread))) {
+      if (options.dataDir === undefined) await migrate(pgliteSession(thread));
       else {
         // A new version's migrations: applied by a process of their own, as on a first start.
         await thread.close();
@@ -54,7 +55,7 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
         thread = await PgliteThread.start(options);
       }
     }
-    const session = sessionOf(thread);
+    const session = pgliteSession(thread);
     const migrations = await countMigrations(session.query);
     // Drizzle's PGlite driver only calls query, exec and transaction, which the thread provides.
     const db = drizzlePglite({ client: thread as never, schema }) as unknown as Database;
@@ -84,17 +85,6 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
     lock?.release();
     throw error;
   }
-}
-
-/** The migrator's raw SQL over the PGlite thread. */
-function sessionOf(thread: PgliteThread): SqlSession {
-  return {
-    exec: async (text) => {
-      await thread.exec(text);
-    },
-    query: async <T>(text: string, params?: unknown[]) => (await thread.query(text, params)).rows as T[],
-    release: async () => {},
-  };
 }
 
 async function openPostgres(url: string): Promise<Store> {

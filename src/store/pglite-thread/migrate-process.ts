@@ -4,9 +4,9 @@
 // server opens the folder afterwards in its long-lived thread, as small as on any later start.
 // `node migrate-process.ts <data folder> <shared buffers>`: exit 0 when done; else the error as one
 // JSON line ({name, message, fields}) on stderr and exit 1.
-import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite-pgvector";
 import { migrate } from "../migrate.ts";
+import { createPglite } from "./create-pglite.ts";
+import { pgliteSession } from "./pglite-session.ts";
 import { errorData } from "./thread-messages.ts";
 
 const [dataDir, sharedBuffers] = process.argv.slice(2);
@@ -18,18 +18,8 @@ if (!dataDir || !sharedBuffers) {
 }
 
 try {
-  const db = await PGlite.create({
-    dataDir,
-    extensions: { vector },
-    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffers}`],
-  });
-  await migrate({
-    exec: async (text) => {
-      await db.exec(text);
-    },
-    query: async <T>(text: string, params?: unknown[]) => (await db.query<T>(text, params)).rows,
-    release: async () => {},
-  });
+  const db = await createPglite(dataDir, sharedBuffers);
+  await migrate(pgliteSession(db));
   await db.close();
   process.exit(0);
 } catch (error) {

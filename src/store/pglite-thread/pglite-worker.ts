@@ -2,8 +2,8 @@
 // PostgreSQL compiled to WebAssembly runs synchronously where it lives; here, its work never holds
 // a request (issue 16). One transaction at a time, as PGlite itself serialises them.
 import { parentPort, workerData } from "node:worker_threads";
-import { type ParserOptions, PGlite, type Transaction } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite-pgvector";
+import type { ParserOptions, PGlite, Results, Transaction } from "@electric-sql/pglite";
+import { createPglite } from "./create-pglite.ts";
 import {
   errorData,
   type ThreadAnswer,
@@ -40,11 +40,7 @@ class Rollback extends Error {}
 
 let db: PGlite;
 try {
-  db = await PGlite.create({
-    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    extensions: { vector },
-    startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${options.sharedBuffers}`],
-  });
+  db = await createPglite(options.dataDir, options.sharedBuffers);
 } catch (error) {
   port.postMessage({ ready: false, error: errorData(error) } satisfies ThreadReady);
   process.exit(1);
@@ -90,6 +86,11 @@ function target(tx: number | undefined): Pick<Transaction, "query" | "exec"> {
   return open.tx;
 }
 
+/** What crosses back of a result: the parts Drizzle reads (PGlite's object holds more). */
+function plain(result: Results<unknown>) {
+  return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
+}
+
 async function run(call: ThreadCall): Promise<unknown> {
   switch (call.op) {
     case "query": {
@@ -97,16 +98,10 @@ async function run(call: ThreadCall): Promise<unknown> {
         rowMode: call.rowMode,
         parsers: parsersFor(call.rawTypes),
       });
-      return { rows: result.rows, fields: result.fields, affectedRows: result.affectedRows };
+      return plain(result);
     }
-    case "exec": {
-      const results = await target(call.tx).exec(call.text);
-      return results.map((result) => ({
-        rows: result.rows,
-        fields: result.fields,
-        affectedRows: result.affectedRows,
-      }));
-    }
+    case "exec":
+      return (await target(call.tx).exec(call.text)).map(plain);
     case "begin":
       return begin();
     case "end":
