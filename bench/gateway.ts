@@ -67,6 +67,11 @@ async function main(): Promise<void> {
     nodeArgs: [...settings.zonaArgs, ...(settings.profileDir ? ["--inspect=127.0.0.1:0"] : [])],
   });
   log(`zona at ${zona.url} (pid ${zona.child.pid})`);
+  // Measured as after the restart (a second after the first answer), before any work: the
+  // issue's "idle right after the very first start".
+  await sleep(1000);
+  const idleMb = await idleRssMb(zona.child.pid);
+  log(`zona RSS idle after the first start: ${idleMb.toFixed(1)} MB`);
   const stackFloor = settings.stackFloor
     ? await startStackFloor({
         engineUrl: engine.url,
@@ -89,8 +94,8 @@ async function main(): Promise<void> {
   await checkOnce(engine.url, zona, zonaPool, stackFloor?.url);
 
   await sleep(1000);
-  const idleMb = await idleRssMb(zona.child.pid);
-  log(`zona RSS idle: ${idleMb.toFixed(1)} MB`);
+  const idleAfterKeysMb = await idleRssMb(zona.child.pid);
+  log(`zona RSS idle after issuing the keys: ${idleAfterKeysMb.toFixed(1)} MB`);
 
   const cpuPids: Record<string, number> = {
     zona: zona.child.pid,
@@ -242,6 +247,7 @@ async function main(): Promise<void> {
     storage: settings.storage,
     rss: {
       idleMb: round3(idleMb),
+      idleAfterKeysMb: round3(idleAfterKeysMb),
       ...("error" in restart ? {} : { idleAfterRestartMb: restart.idleMb }),
       maxUnderLoadMb,
     },

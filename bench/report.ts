@@ -49,8 +49,12 @@ export interface BenchResults {
   keys: { issued: number; overdrawn: number; perKeyAndWindow: number };
   /** Where Zona kept its data: embedded (PGlite, counters in the process) or distributed. */
   storage: Storage;
-  /** Zona's process tree: idle after the first start (empty data folder), after the restart, under load. */
-  rss: { idleMb: number; idleAfterRestartMb?: number; maxUnderLoadMb: number };
+  /**
+   * Zona's process tree: idle a second after the first answer of the first start (empty data
+   * folder), idle again after the keys were issued through the operator API, after the restart,
+   * and at most under load.
+   */
+  rss: { idleMb: number; idleAfterKeysMb: number; idleAfterRestartMb?: number; maxUnderLoadMb: number };
   /** Zona stopped and started again on the same data after the runs; `error` when that failed. */
   restart: RestartResult | { error: string };
   load: LoadComparison[];
@@ -183,7 +187,8 @@ export function markdown(results: BenchResults): string {
   }
   lines.push(
     "",
-    `Zona RSS: ${fmt(results.rss.idleMb, 1)} MB idle before the load, ` +
+    `Zona RSS: ${fmt(results.rss.idleMb, 1)} MB idle after the first start, ` +
+      `${fmt(results.rss.idleAfterKeysMb, 1)} MB idle after issuing the keys (before the load), ` +
       `${fmt(results.rss.maxUnderLoadMb, 1)} MB at most under load (sampled every 200 ms).`,
     "",
     restartLine(results.restart),
