@@ -67,9 +67,7 @@ async function main(): Promise<void> {
     nodeArgs: [...settings.zonaArgs, ...(settings.profileDir ? ["--inspect=127.0.0.1:0"] : [])],
   });
   log(`zona at ${zona.url} (pid ${zona.child.pid})`);
-  // Measured as after the restart (a second after the first answer), before any work: the
-  // issue's "idle right after the very first start".
-  await sleep(1000);
+  // Measured as after the restart, before any work: the issue's "idle right after the very first start".
   const idleMb = await idleRssMb(zona.child.pid);
   log(`zona RSS idle after the first start: ${idleMb.toFixed(1)} MB`);
   const stackFloor = settings.stackFloor
@@ -93,7 +91,6 @@ async function main(): Promise<void> {
   log(`issued ${issued.secrets.length} API keys`);
   await checkOnce(engine.url, zona, zonaPool, stackFloor?.url);
 
-  await sleep(1000);
   const idleAfterKeysMb = await idleRssMb(zona.child.pid);
   log(`zona RSS idle after issuing the keys: ${idleAfterKeysMb.toFixed(1)} MB`);
 
@@ -342,10 +339,6 @@ function watch(child: Child): void {
 
 function log(message: string): void {
   process.stderr.write(`bench: ${message}\n`);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 main()

@@ -138,8 +138,12 @@ export class RssSampler {
   }
 }
 
-/** Idle RSS (process tree, MB): the median of five samples 200 ms apart. */
+/**
+ * Idle RSS (process tree, MB): a second after the call (what the process just did settles), the
+ * median of five samples 200 ms apart.
+ */
 export async function idleRssMb(pid: number): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
   const samples: number[] = [];
   for (let i = 0; i < 5; i++) {
     samples.push(rssMb(pid) ?? Number.NaN);

@@ -83,7 +83,6 @@ export async function restartZona(
     await agent.close();
   }
 
-  await sleep(1000);
   const idleMb = await idleRssMb(child.pid);
   return {
     zona: { ...zona, child },
