@@ -18,6 +18,7 @@ import { requestLoggerFactory } from "./http/request-logger.ts";
 import { installRequestMetrics } from "./http/request-metrics.ts";
 import { installRequestTrace } from "./http/request-trace.ts";
 import { PREFIX } from "./http/surface.ts";
+import { installUnstorableTextGuard } from "./http/unstorable-text-guard.ts";
 import { createDurableQueue, createJobQueue } from "./jobs/create-job-queue.ts";
 import type { JobQueue } from "./jobs/job-queue.ts";
 import type { CounterStore } from "./limits/counter-store.ts";
@@ -148,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installAccessLog(app);
   installRequestMetrics(app, { metrics, knownModel: (id) => services.catalogue.find(id) !== undefined });
   installBodyParsers(app);
+  installUnstorableTextGuard(app);
   installErrorHandling(app);
   installCors(app, () => services.config.server.cors_origins);
   app.decorateRequest("principal", null);
@@ -216,16 +218,20 @@ function serveMetrics(app: FastifyInstance, metrics: MetricsRegistry, server: Co
  * 7 days and queues unfinished jobs whose queue entry was lost.
  */
 function startVideoWork(services: Services): void {
-  services.durableJobs.work<VideoJobData>(VIDEO_JOB, (data, signal) =>
-    services.videoRunner.step(data.id, signal),
+  services.durableJobs.work<VideoJobData>(
+    VIDEO_JOB,
+    (data, signal) => services.videoRunner.step(data.id, signal),
+    { onGaveUp: (data, deaths) => services.videoRunner.givenUp(data.id, deaths) },
   );
   services.videoUpkeep.start();
 }
 
 /** Uploaded documents are read on every instance, by the knowledge services in force. */
 function startDocumentWork(services: Services): void {
-  services.durableJobs.work<IngestJobData>(INGEST_JOB, (data, signal) =>
-    services.kbIngest.step(data.id, signal),
+  services.durableJobs.work<IngestJobData>(
+    INGEST_JOB,
+    (data, signal) => services.kbIngest.step(data.id, signal),
+    { onGaveUp: (data, deaths) => services.knowledgeBases.readingGivenUp(data.id, deaths) },
   );
   services.kbUpkeep.start();
 }

@@ -76,6 +76,11 @@ export const configSchema = z
         log_level: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
         shutdown_grace_seconds: z.number().positive().default(30),
         /**
+         * Runs of one background job that may end with its worker or process dead before the job is
+         * failed with a reason and never run again (a poison job must not keep the service down).
+         */
+        job_crash_limit: z.number().int().min(1).max(100).default(2),
+        /**
          * Prefix of every key Zona writes to Redis (rate-limit counters, job queues), so that two
          * installations can share one Redis server.
          */
@@ -196,6 +201,21 @@ export const configSchema = z
         ...engines,
         zone_transcription_timeout_seconds: zone ?? Math.min(120, engines.transcription_timeout_seconds / 2),
       })),
+    knowledge: z
+      .strictObject({
+        /**
+         * Most memory one document's reading may take: each document is read in a process of its
+         * own, stopped above this, and the document fails with the reason.
+         */
+        read_memory_mb: z.number().int().min(128).default(512),
+        /** Longest one document's reading (text extraction and cutting into passages) may take. */
+        read_timeout_seconds: z.number().positive().default(120),
+        /** Documents read at the same time by this instance; the others wait their turn. */
+        concurrent_reads: z.number().int().positive().default(1),
+        /** Documents of one account read at the same time, across instances. */
+        concurrent_reads_per_account: z.number().int().positive().default(1),
+      })
+      .prefault({}),
     billing: z
       .strictObject({
         reservation_timeout_seconds: z.number().int().positive().default(900),

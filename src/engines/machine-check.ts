@@ -4,6 +4,7 @@ import { UpstreamClient } from "./http/upstream-client.ts";
 import { openAiPath, rootPath } from "./http/upstream-target.ts";
 import { declaredModels } from "./served-models.ts";
 import { type MachineConfig, UpstreamError, type VoiceName } from "./types.ts";
+import { type UpstreamLogFields, upstreamLogFields } from "./upstream-log.ts";
 
 /** A model (or Piper voice model) a machine is declared for that its engine does not list. */
 export interface MissingModel {
@@ -27,8 +28,10 @@ export interface MachineCheck {
   served: string[] | null;
   /** Declared models the server does not list (empty when it could not be asked). */
   missing: MissingModel[];
-  /** Why the server could not be reached or read, when it could not. */
+  /** Why the server could not be reached or read, when it could not (without the engine's words). */
   error?: string;
+  /** How the log describes that failure, when it was the server's. */
+  upstream?: UpstreamLogFields;
 }
 
 /** How the check runs. */
@@ -135,7 +138,8 @@ async function checkOne(
   try {
     body = await client.json({ machine, path, signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const upstream = error instanceof UpstreamError ? upstreamLogFields(error) : undefined;
+    const message = upstream?.reason ?? (error instanceof Error ? error.message : String(error));
     const answered = error instanceof UpstreamError && (error.kind === "status" || error.kind === "protocol");
     const noList = error instanceof UpstreamError && (error.status === 404 || error.status === 405);
     if (listing.optional && answered && (noList || error.kind === "protocol")) {
@@ -143,7 +147,14 @@ async function checkOne(
     }
     // An answer that is not the list names what was asked: a wrong url or protocol shows there.
     const why = answered ? `GET ${path}: ${message}` : message;
-    return { ...base, reachable: answered, served: null, missing: [], error: why };
+    return {
+      ...base,
+      reachable: answered,
+      served: null,
+      missing: [],
+      error: why,
+      ...(upstream ? { upstream } : {}),
+    };
   }
   const served = listing.read(body);
   if (served === undefined) {
@@ -195,7 +206,7 @@ function logCheck(log: FastifyBaseLogger, check: MachineCheck): void {
   const fields = { machine: check.machine, protocol: check.protocol, url: check.url };
   if (check.error !== undefined) {
     const what = check.reachable ? "could not be checked" : "is unreachable";
-    log.warn({ ...fields, error: check.error }, `${where} ${what}: ${check.error}`);
+    log.warn({ ...fields, ...check.upstream, error: check.error }, `${where} ${what}: ${check.error}`);
     return;
   }
   if (check.missing.length > 0) {

@@ -7,7 +7,10 @@ export interface MachineError {
   kind: UpstreamFailure;
   /** The upstream HTTP status, for `status` failures. */
   status?: number;
-  /** The start of the error's message (at most 200 characters); never a prompt or a key. */
+  /**
+   * The start of the error's message (at most 200 characters), never a key; with an engine's own
+   * words, which may repeat a request: the machines view shows them, logs never do (upstream-log.ts).
+   */
   message: string;
   /** Epoch milliseconds. */
   at: number;

@@ -6,6 +6,7 @@ import type { AdapterLookup } from "./adapters/index.ts";
 import { MESSAGE_LIMIT } from "./machine-stats.ts";
 import type { EngineRegistry, Machine } from "./registry.ts";
 import { type EngineAdapter, UpstreamError } from "./types.ts";
+import { upstreamLogFields } from "./upstream-log.ts";
 import type { UpstreamAttempt, UpstreamObserver } from "./upstream-observer.ts";
 
 /** Where a request may run and what it prefers. */
@@ -162,13 +163,12 @@ export class Router {
     this.observer?.attempt(attemptOf(machine, label, ms));
   }
 
-  /** One failed attempt: the statistics, one warn line, the observer. */
+  /** One failed attempt: the statistics, one warn line (without the engine's words), the observer. */
   private failed(machine: Machine, label: RunLabel, ms: number, error: UpstreamError): void {
-    const message = error.message.slice(0, MESSAGE_LIMIT);
     const failure = {
       kind: error.kind,
       ...(error.status !== undefined ? { status: error.status } : {}),
-      message,
+      message: error.message.slice(0, MESSAGE_LIMIT),
     };
     machine.stats.failure(failure, this.now());
     this.place(machine, label, ms);
@@ -178,10 +178,8 @@ export class Router {
         machine: machine.config.name,
         zone: machine.config.zone,
         model: label.model,
-        error_kind: error.kind,
-        ...(error.status !== undefined ? { upstream_status: error.status } : {}),
         ms: Math.round(ms),
-        reason: message,
+        ...upstreamLogFields(error),
       },
       "upstream attempt failed",
     );

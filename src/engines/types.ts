@@ -270,7 +270,24 @@ export interface EngineAdapter {
 /** How an upstream call failed; `beforeFirstByte` failures can move to the next machine. */
 export type UpstreamFailure = "connect" | "timeout" | "status" | "protocol" | "aborted";
 
-/** A failure of an upstream server, typed so the router can decide on failover and circuit breaking. */
+/**
+ * What a log may say of an engine's words quoted in an UpstreamError's message: engines repeat the
+ * request in their errors (vLLM's validation errors quote the input), so logs never carry the words.
+ */
+export interface EngineWords {
+  /** The message without the engine's words: Zona's own. */
+  reason: string;
+  /** The engine's error type and code, when they are short identifiers. */
+  type?: string;
+  code?: string;
+  /** The length of the engine's message. */
+  messageChars: number;
+}
+
+/**
+ * A failure of an upstream server, typed so the router can decide on failover and circuit breaking.
+ * `engine` is set when the message quotes the engine (see engine-words.ts).
+ */
 export class UpstreamError extends Error {
   override name = "UpstreamError";
   readonly kind: UpstreamFailure;
@@ -278,10 +295,12 @@ export class UpstreamError extends Error {
   readonly status: number | undefined;
   /** Whether another machine (or a later retry) may succeed: connection failures, timeouts and 5xx. */
   readonly retryable: boolean;
-  constructor(kind: UpstreamFailure, message: string, status?: number) {
+  readonly engine: EngineWords | undefined;
+  constructor(kind: UpstreamFailure, message: string, status?: number, engine?: EngineWords) {
     super(message);
     this.kind = kind;
     this.status = status;
+    this.engine = engine;
     this.retryable =
       kind !== "aborted" && (kind !== "status" || status === undefined || status >= 500 || status === 429);
   }

@@ -14,7 +14,7 @@ export interface UpstreamAttempt {
     kind: UpstreamFailure;
     /** The upstream HTTP status, for `status` failures. */
     status?: number;
-    /** The start of the engine's own message (at most 200 characters); never a prompt or a key. */
+    /** The start of the error's message (at most 200 characters), as the machines view shows it; not for logs. */
     message: string;
   };
 }

@@ -11,6 +11,8 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { BODY_LIMIT_BYTES } from "./body-parsers.ts";
 import { payloadTooLarge } from "./errors.ts";
 import { uploadFailed } from "./media-errors.ts";
+import { namelessFileParts } from "./nameless-file-parts.ts";
+import { refuseUnstorableFields } from "./unstorable-text-guard.ts";
 
 /** Hard limits of one multipart upload. */
 export interface UploadLimits {
@@ -36,9 +38,11 @@ export interface ReceivedFile {
 
 /** What a multipart form held. `remove()` deletes the temporary file; call it in every case. */
 export interface MultipartUpload {
+  /** The text fields; none holds a character that cannot be stored (NUL, a lone surrogate). */
   fields: Map<string, string[]>;
   /** Text fields longer than `maxFieldBytes` (their value is cut). */
   tooLong: Set<string>;
+  /** The file part with content or a name; an empty part without a name is a form sent with no file chosen. */
   file: ReceivedFile | undefined;
   /** Names of file parts other than `fileField` (read and thrown away), for routes that refuse them. */
   otherFiles: string[];
@@ -55,7 +59,8 @@ export function isMultipart(request: FastifyRequest): boolean {
  * Reads a multipart form from the request stream with hard limits: the whole request at most 64 MB
  * (413 above, from Content-Length before reading or counted while reading), one file written to the
  * app's upload folder (uploadFolderOf), a bounded number of small text fields. A malformed or cut-off
- * form is 400 `upload_failed`. The file is removed when reading fails; otherwise by `remove()`.
+ * form is 400 `upload_failed`; a text field that cannot be stored is refused like any request string
+ * (unstorable-text-guard.ts). The file is removed when reading fails; otherwise by `remove()`.
  */
 export async function receiveMultipart(
   request: FastifyRequest,
@@ -67,6 +72,7 @@ export async function receiveMultipart(
   const remove = () => rm(path, { force: true });
   try {
     const received = await readForm(request, limits, path);
+    refuseUnstorableFields(request, received.fields);
     return { ...received, remove };
   } catch (error) {
     await remove();
@@ -131,6 +137,7 @@ function readForm(
       reject(uploadFailed());
       return;
     }
+    const rewrite = namelessFileParts(request.headers["content-type"]);
     const fields = new Map<string, string[]>();
     const tooLong = new Set<string>();
     let file: ReceivedFile | undefined;
@@ -141,7 +148,8 @@ function readForm(
     const fail = (error: unknown) => {
       if (settled) return;
       settled = true;
-      request.raw.unpipe(parser);
+      request.raw.unpipe(rewrite ?? parser);
+      rewrite?.unpipe(parser);
       // Keep reading (and dropping) what the client still sends, so that it gets the answer.
       request.raw.resume();
       // A form cut off mid-file never ends its file part, which kept the file open for ever (its
@@ -193,11 +201,12 @@ function readForm(
         () => {
           if (settled) return;
           settled = true;
-          resolve({ fields, tooLong, file, otherFiles });
+          const chosen = file && (file.size > 0 || file.filename !== "") ? file : undefined;
+          resolve({ fields, tooLong, file: chosen, otherFiles });
         },
         () => fail(uploadFailed()),
       );
     });
-    request.raw.pipe(parser);
+    (rewrite ? request.raw.pipe(rewrite) : request.raw).pipe(parser);
   });
 }

@@ -2,7 +2,13 @@ import { createRequire } from "node:module";
 import type { Job, JobsOptions, Queue, RedisClient, Worker } from "bullmq";
 import type { FastifyBaseLogger } from "fastify";
 import { JobDeferred } from "./job-deferred.ts";
-import type { JobHandler, JobOptions, JobQueue } from "./job-queue.ts";
+import {
+  DEFAULT_CRASH_LIMIT,
+  type JobHandler,
+  type JobHooks,
+  type JobOptions,
+  type JobQueue,
+} from "./job-queue.ts";
 
 /** Where and how a BullMQ queue keeps its jobs. */
 export interface BullMqQueueOptions {
@@ -16,6 +22,10 @@ export interface BullMqQueueOptions {
   attempts?: number;
   /** Pause before the second run, doubling after (default 1 s). */
   backoffMs?: number;
+  /** Runs of a job that may end with their process dead (stalled, to BullMQ) before it is given up (default 2). */
+  crashLimit?: number;
+  /** How long a running job's lock lasts unrenewed, and how often stalled jobs are looked for (default 30 s; tests shorten it). */
+  lockMs?: number;
   log?: Pick<FastifyBaseLogger, "warn" | "error" | "info">;
 }
 
@@ -42,8 +52,13 @@ const RECONNECTED_SETTLE_MS = 1_000;
 const ADD_WAIT_MS = 2_000;
 // Failed jobs kept for inspection; finished ones are removed so a later job may reuse an id.
 const FAILED_KEPT = 1_000;
-// Handlers are idempotent: a job whose process died (or stalled) is better run again than failed.
-const MAX_STALLED = 20;
+// A job given up whose capability could not be told (the database failing) is tried again this late.
+const GIVE_UP_RETRY_MS = 30_000;
+// A job that died before waits this long, again and again, for this process to run nothing else.
+const ALONE_WAIT_MS = 1_000;
+const GAVE_UP = "given up: its runs ended with the process dead";
+// BullMQ's own words (moveStalledJobsToWait) for a job found stalled more than `maxStalledCount` times.
+const STALLED_TOO_OFTEN = "job stalled more than allowable limit";
 
 /**
  * Background jobs in Redis with BullMQ: every instance sharing the Redis adds jobs to one queue and
@@ -51,6 +66,14 @@ const MAX_STALLED = 20;
  * another instance after its lock expires). A job id that is still waiting or running is not added
  * twice; a failed one (kept for inspection) is replaced. The worker starts with the first `work`.
  * A handler's `JobDeferred` moves its job to the delayed set without counting an attempt.
+ *
+ * Poison jobs: BullMQ counts, per job, the runs whose worker stopped renewing the job's lock (the
+ * process died): `stalledCounter`. A job that stalled before runs alone in this process (one that
+ * comes while others run here, or others that come while it runs, are moved back to wait for a
+ * second), so that a second death is its own; at `crashLimit` stalls it is not run again: its
+ * `onGaveUp` hook is told, then it fails without retry. BullMQ's `maxStalledCount` is set to the
+ * same limit, so its own failure of a job stalled once more (the process died while giving up)
+ * comes only after; that failure tells the hook too.
  *
  * When Redis is unreachable, errors of the queue and the worker (each reconnection attempt raises
  * one) are logged as one warning at most every 10 s, and `close()` does not wait for Redis: it
@@ -61,7 +84,7 @@ export class BullMqQueue implements JobQueue {
   private readonly options: BullMqQueueOptions;
   private readonly prefix: string;
   private readonly queue: Queue;
-  private readonly handlers = new Map<string, JobHandler<unknown>>();
+  private readonly handlers = new Map<string, { handler: JobHandler<unknown>; hooks: JobHooks<unknown> }>();
   private readonly stopping = new AbortController();
   /** Handlers running in this process; a close waits for them, never for Redis. */
   private readonly running = new Set<Promise<void>>();
@@ -75,6 +98,8 @@ export class BullMqQueue implements JobQueue {
   private unwarned = 0;
   private degraded = false;
   private readonly reconnected: Array<() => void> = [];
+  /** A job that stalled before runs here: nothing else runs beside it. */
+  private alone = false;
 
   constructor(options: BullMqQueueOptions) {
     this.options = options;
@@ -94,20 +119,28 @@ export class BullMqQueue implements JobQueue {
     this.watch(this.queue);
   }
 
-  work<T>(name: string, handler: JobHandler<T>): void {
-    this.handlers.set(name, handler as JobHandler<unknown>);
+  work<T>(name: string, handler: JobHandler<T>, hooks: JobHooks<T> = {}): void {
+    this.handlers.set(name, { handler: handler as JobHandler<unknown>, hooks: hooks as JobHooks<unknown> });
     if (this.worker) return;
     const { Worker } = loadBullMq();
+    const lockMs = this.options.lockMs ?? 30_000;
     this.worker = new Worker(QUEUE_NAME, (job: Job, token?: string) => this.run(job, token), {
       // A worker blocks on its connection: BullMQ asks for no retry limit per command there.
       connection: { ...this.connection(), maxRetriesPerRequest: null },
       prefix: this.prefix,
       concurrency: this.options.concurrency ?? 4,
-      maxStalledCount: MAX_STALLED,
+      maxStalledCount: this.crashLimit(),
+      lockDuration: lockMs,
+      stalledInterval: lockMs,
     });
     this.worker.on("error", (error) => this.warn(error));
     this.watch(this.worker);
     this.worker.on("failed", (job, error) => {
+      if (error.message === GAVE_UP) return;
+      if (job && error.message === STALLED_TOO_OFTEN) {
+        void this.stalledTooOften(job);
+        return;
+      }
       this.options.log?.error({ err: error, job: job?.name, id: job?.id }, "background job failed");
     });
   }
@@ -192,22 +225,66 @@ export class BullMqQueue implements JobQueue {
   }
 
   private async run(job: Job, token: string | undefined): Promise<void> {
-    const handler = this.handlers.get(job.name);
+    const entry = this.handlers.get(job.name);
     // A job of a name this process does not run (an instance of another version added it) fails
     // here and is retried, possibly by an instance that knows it.
-    if (!handler) throw new Error(`no handler for background job '${job.name}' in this process`);
-    const running = handler(job.data, this.stopping.signal);
+    if (!entry) throw new Error(`no handler for background job '${job.name}' in this process`);
+    const deaths = job.stalledCounter;
+    if (deaths >= this.crashLimit()) return this.giveUp(job, token, entry.hooks);
+    const suspect = deaths > 0;
+    if (this.alone || (suspect && this.running.size > 0)) return this.later(job, token, ALONE_WAIT_MS);
+    const running = entry.handler(job.data, this.stopping.signal);
     this.running.add(running);
+    if (suspect) this.alone = true;
     try {
       await running;
     } catch (error) {
       if (!(error instanceof JobDeferred)) throw error;
-      await job.moveToDelayed(Date.now() + error.delayMs, token);
-      // Tells the worker the job has moved: neither completed nor failed, no attempt counted.
-      throw new (loadBullMq().DelayedError)();
+      await this.later(job, token, error.delayMs);
     } finally {
+      if (suspect) this.alone = false;
       this.running.delete(running);
     }
+  }
+
+  /** Moves a job to the delayed set: neither completed nor failed, no attempt counted. */
+  private async later(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+    await job.moveToDelayed(Date.now() + delayMs, token);
+    // Tells the worker the job has moved.
+    throw new (loadBullMq().DelayedError)();
+  }
+
+  /** Tells the capability, then fails the job without retry; when the capability cannot hear, tries later. */
+  private async giveUp(job: Job, token: string | undefined, hooks: JobHooks<unknown>): Promise<never> {
+    try {
+      await hooks.onGaveUp?.(job.data, job.stalledCounter);
+    } catch (error) {
+      this.options.log?.warn({ err: error, job: job.name, id: job.id }, "background job: giving up failed");
+      return this.later(job, token, GIVE_UP_RETRY_MS);
+    }
+    this.gaveUp(job);
+    throw new (loadBullMq().UnrecoverableError)(GAVE_UP);
+  }
+
+  /** BullMQ failed a job that stalled once more than the limit (the process died while giving it up). */
+  private async stalledTooOften(job: Job): Promise<void> {
+    try {
+      await this.handlers.get(job.name)?.hooks.onGaveUp?.(job.data, job.stalledCounter);
+    } catch (error) {
+      this.options.log?.warn({ err: error, job: job.name, id: job.id }, "background job: giving up failed");
+    }
+    this.gaveUp(job);
+  }
+
+  private gaveUp(job: Job): void {
+    this.options.log?.warn(
+      { job: job.name, id: job.id, deaths: job.stalledCounter },
+      `background job ${GAVE_UP}`,
+    );
+  }
+
+  private crashLimit(): number {
+    return this.options.crashLimit ?? DEFAULT_CRASH_LIMIT;
   }
 
   /** Keeps the clients of a queue or worker once connected, and notes when Redis is back. */

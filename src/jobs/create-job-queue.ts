@@ -11,7 +11,12 @@ import { TableQueue } from "./table-queue.ts";
 export function createJobQueue(config: Config, log?: FastifyBaseLogger): JobQueue {
   const url = config.server.redis_url;
   if (!url) return new InProcessQueue(log ? { log } : {});
-  return new BullMqQueue({ url, prefix: `${config.server.redis_prefix}:jobs`, ...(log ? { log } : {}) });
+  return new BullMqQueue({
+    url,
+    prefix: `${config.server.redis_prefix}:jobs`,
+    crashLimit: config.server.job_crash_limit,
+    ...(log ? { log } : {}),
+  });
 }
 
 /** Timings of the table queue that tests shorten. */
@@ -27,7 +32,7 @@ export interface DurableQueueOptions {
  * when there is one (it is durable already), else a queue kept in the database's `durable_jobs`.
  */
 export function createDurableQueue(
-  _config: Config,
+  config: Config,
   store: Store,
   jobs: JobQueue,
   log?: FastifyBaseLogger,
@@ -38,6 +43,7 @@ export function createDurableQueue(
     repo: new DurableJobsRepository(store.db),
     // One process at a time opens the embedded database: what holds a job there died.
     sole: store.kind === "pglite",
+    crashLimit: config.server.job_crash_limit,
     ...options,
     ...(log ? { log } : {}),
   });

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import { JobDeferred } from "./job-deferred.ts";
-import type { JobHandler, JobOptions, JobQueue } from "./job-queue.ts";
+import type { JobHandler, JobHooks, JobOptions, JobQueue } from "./job-queue.ts";
 
 interface Job {
   name: string;
@@ -55,7 +55,8 @@ export class InProcessQueue implements JobQueue {
     this.log = options.log;
   }
 
-  work<T>(name: string, handler: JobHandler<T>): void {
+  /** The hooks go unused: a job here dies with its process, so no run of it is ever found dead. */
+  work<T>(name: string, handler: JobHandler<T>, _hooks?: JobHooks<T>): void {
     this.handlers.set(name, handler as JobHandler<unknown>);
     this.pump();
   }

@@ -6,6 +6,19 @@
  */
 export type JobHandler<T> = (data: T, signal: AbortSignal) => Promise<void>;
 
+/**
+ * What the capability of a job is told when its queue stops running it. A job whose run ended with
+ * its worker or process dead (`server.job_crash_limit` times) is given up: it never runs again, and
+ * `onGaveUp` gets its data and how many runs died, so that the user sees a reason (a document
+ * `failed`, a video job failed at no charge). It may be called again if the process dies during it.
+ */
+export interface JobHooks<T> {
+  onGaveUp?: (data: T, deaths: number) => Promise<void>;
+}
+
+/** Runs of a job that may end with their process dead before it is given up (`server.job_crash_limit`). */
+export const DEFAULT_CRASH_LIMIT = 2;
+
 /** Options of one job added to a queue. */
 export interface JobOptions {
   /** A job with this id that is still waiting or running is not added a second time. */
@@ -21,8 +34,8 @@ export interface JobOptions {
 export interface JobQueue {
   /** Which implementation this is, for logs and tests. */
   readonly kind: "in-process" | "bullmq" | "table";
-  /** Registers the handler of the jobs of one name; this process then runs such jobs. */
-  work<T>(name: string, handler: JobHandler<T>): void;
+  /** Registers the handler (and hooks) of the jobs of one name; this process then runs such jobs. */
+  work<T>(name: string, handler: JobHandler<T>, hooks?: JobHooks<T>): void;
   /** Queues a job; resolves once it is queued (not run), rejects when it cannot be (closed, Redis away). */
   add<T>(name: string, data: T, options?: JobOptions): Promise<void>;
   /** Resolves when no job of this queue is waiting or running (tests wait on it instead of sleeping). */

@@ -2,7 +2,13 @@ import type { FastifyBaseLogger } from "fastify";
 import type { ClaimedJob, DurableJobsRepository } from "../store/repositories/durable-jobs.ts";
 import { JobDeferred } from "./job-deferred.ts";
 import { JobLease } from "./job-lease.ts";
-import type { JobHandler, JobOptions, JobQueue } from "./job-queue.ts";
+import {
+  DEFAULT_CRASH_LIMIT,
+  type JobHandler,
+  type JobHooks,
+  type JobOptions,
+  type JobQueue,
+} from "./job-queue.ts";
 
 /** How a table-backed queue runs its jobs. */
 export interface TableQueueOptions {
@@ -11,6 +17,8 @@ export interface TableQueueOptions {
   concurrency?: number;
   /** Runs of a job that throws, the first included (default 5); deferrals do not count. */
   attempts?: number;
+  /** Runs of a job that may end with their process dead before it is given up (default 2). */
+  crashLimit?: number;
   /** Pause before the second run, doubling after (default 1 s). */
   backoffMs?: number;
   /** How long a claimed job stays held without a renewal (default 5 minutes): a dead process's jobs wait that long. */
@@ -32,6 +40,8 @@ type RunOutcome = { done: true } | { done: false; error: unknown };
 const IDLE_POLL_MS = 20;
 // A due job that was not claimable (another worker's claim held its row for a moment) is looked at again this soon.
 const MIN_WAIT_MS = 5;
+// A job given up whose capability could not be told (the database failing) is tried again this late.
+const GIVE_UP_RETRY_MS = 30_000;
 
 /**
  * Durable background jobs in the database (`durable_jobs`), for the embedded installation that has
@@ -47,18 +57,25 @@ const MIN_WAIT_MS = 5;
  * `close()` stops claiming, aborts the running handlers' signal and waits for them. A handler that
  * then throws `JobDeferred` is re-scheduled, and one that throws anything else has its lease
  * released without counting a failure: a graceful close leaves its unfinished jobs to the next start.
+ *
+ * Poison jobs: a claim marks its run as begun, and every end this process sees clears the mark; a
+ * job claimed with the mark still set had a run whose process died (or stopped renewing its lease),
+ * which counts as one death. A job that died once runs alone in this process (nothing else is
+ * claimed beside it), so that a second death is its own and not its neighbours'; at `crashLimit`
+ * deaths it is not run again: its `onGaveUp` hook is told and the job is deleted.
  */
 export class TableQueue implements JobQueue {
   readonly kind = "table";
   private readonly repo: DurableJobsRepository;
   private readonly concurrency: number;
   private readonly attempts: number;
+  private readonly crashLimit: number;
   private readonly backoffMs: number;
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly sole: boolean;
   private readonly log: TableQueueOptions["log"];
-  private readonly handlers = new Map<string, JobHandler<unknown>>();
+  private readonly handlers = new Map<string, { handler: JobHandler<unknown>; hooks: JobHooks<unknown> }>();
   private readonly running = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
   private readonly wake = new Wake();
@@ -66,11 +83,14 @@ export class TableQueue implements JobQueue {
   private closing: Promise<void> | undefined;
   private closed = false;
   private databaseFailing = false;
+  /** A job that died before runs here: nothing else is claimed until it ends. */
+  private alone = false;
 
   constructor(options: TableQueueOptions) {
     this.repo = options.repo;
     this.concurrency = options.concurrency ?? 4;
     this.attempts = options.attempts ?? 5;
+    this.crashLimit = options.crashLimit ?? DEFAULT_CRASH_LIMIT;
     this.backoffMs = options.backoffMs ?? 1_000;
     this.leaseMs = options.leaseMs ?? 5 * 60_000;
     this.pollMs = options.pollMs ?? 1_000;
@@ -79,8 +99,8 @@ export class TableQueue implements JobQueue {
   }
 
   /** Registers a handler; the claim loop starts with the first. */
-  work<T>(name: string, handler: JobHandler<T>): void {
-    this.handlers.set(name, handler as JobHandler<unknown>);
+  work<T>(name: string, handler: JobHandler<T>, hooks: JobHooks<T> = {}): void {
+    this.handlers.set(name, { handler: handler as JobHandler<unknown>, hooks: hooks as JobHooks<unknown> });
     if (this.closed) return;
     this.loop ??= this.claimLoop();
     this.wake.poke();
@@ -144,8 +164,9 @@ export class TableQueue implements JobQueue {
   /** Claims and starts due jobs while a slot is free; how long to wait before looking again. */
   private async step(): Promise<number> {
     try {
-      while (this.running.size < this.concurrency && !this.closed) {
-        const job = await this.repo.claim(this.names(), this.leaseMs);
+      while (this.running.size < this.concurrency && !this.closed && !this.alone) {
+        const busy = this.running.size > 0;
+        const job = await this.repo.claim(this.names(), this.leaseMs, { fresh: busy });
         if (!job) break;
         if (this.closed) {
           // Claimed while the close began: left as it was for the next start.
@@ -154,11 +175,14 @@ export class TableQueue implements JobQueue {
         }
         this.start(job);
       }
-      // Full: a job that ends wakes the loop.
-      if (this.closed || this.running.size >= this.concurrency) return this.pollMs;
+      // Full, or a suspect runs alone: a job that ends wakes the loop.
+      if (this.closed || this.alone || this.running.size >= this.concurrency) return this.pollMs;
       const next = await this.repo.msUntilNextDue(this.names());
       this.databaseBack();
-      return next === undefined ? this.pollMs : Math.min(this.pollMs, Math.max(MIN_WAIT_MS, next));
+      if (next === undefined) return this.pollMs;
+      // Due but not taken while jobs run here: a suspect waiting for them to end, which wakes the loop.
+      if (next <= 0 && this.running.size > 0) return this.pollMs;
+      return Math.min(this.pollMs, Math.max(MIN_WAIT_MS, next));
     } catch (error) {
       this.databaseFailed(error);
       return this.pollMs;
@@ -166,17 +190,38 @@ export class TableQueue implements JobQueue {
   }
 
   private start(job: ClaimedJob): void {
-    const run: Promise<void> = this.run(job)
+    const givenUp = job.deaths >= this.crashLimit;
+    const suspect = job.deaths > 0 && !givenUp;
+    if (suspect) this.alone = true;
+    const run: Promise<void> = (givenUp ? this.giveUp(job) : this.run(job))
       .catch((error: unknown) => this.databaseFailed(error))
       .finally(() => {
+        if (suspect) this.alone = false;
         this.running.delete(run);
         this.wake.poke();
       });
     this.running.add(run);
   }
 
+  /** A job whose runs died `crashLimit` times: its capability is told, and it is deleted unrun. */
+  private async giveUp(job: ClaimedJob): Promise<void> {
+    try {
+      await this.handlers.get(job.name)?.hooks.onGaveUp?.(job.data, job.deaths);
+    } catch (error) {
+      // Kept, and given up again at its next claim: the capability must hear of it.
+      this.log?.warn({ err: error, job: job.name, id: job.id }, "background job: giving up failed");
+      await this.repo.defer(job, GIVE_UP_RETRY_MS);
+      return;
+    }
+    await this.repo.finish(job);
+    this.log?.warn(
+      { job: job.name, id: job.id, deaths: job.deaths },
+      "background job given up: its runs ended with the process dead",
+    );
+  }
+
   private async run(claimed: ClaimedJob): Promise<void> {
-    const handler = this.handlers.get(claimed.name);
+    const handler = this.handlers.get(claimed.name)?.handler;
     if (!handler) return;
     const lease = new JobLease(this.repo, claimed, this.leaseMs, this.stopping.signal);
     let outcome: RunOutcome;

@@ -15,6 +15,8 @@ import type { JobQueue } from "../jobs/job-queue.ts";
 import { createMailer } from "../mail/create-mailer.ts";
 import type { BillingMetrics } from "../metrics/billing-metrics.ts";
 import type { Store } from "../store/database.ts";
+import type { DocumentFiles } from "../store/document-files/document-files.ts";
+import { documentFilesOf } from "../store/document-files/document-files-of.ts";
 import { AccountsRepository } from "../store/repositories/accounts.ts";
 import { ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import { BillingRepository } from "../store/repositories/billing.ts";
@@ -46,6 +48,7 @@ import { ImageService } from "./images/image-service.ts";
 import { createKnowledgeServices } from "./knowledge/create-knowledge-services.ts";
 import { KbUpkeep } from "./knowledge/kb-upkeep.ts";
 import { KnowledgeBases } from "./knowledge/knowledge-bases.ts";
+import { DocumentReader } from "./knowledge/reading/document-reader.ts";
 import { ModelActivations } from "./model-activations.ts";
 import { Operator } from "./operator.ts";
 import type { EngineServices, Services } from "./services.ts";
@@ -68,6 +71,9 @@ interface Foundation {
   videoJobs: VideoJobsRepository;
   kbBases: KnowledgeBasesRepository;
   kbPassages: KbPassagesRepository;
+  kbFiles: DocumentFiles;
+  /** Reads documents in processes of their own; kept across reloads (its caps are read at start). */
+  documentReader: DocumentReader;
 }
 
 /** Where the services report to (the app's metrics); tests and the CLI build services without. */
@@ -179,9 +185,10 @@ export function createServices(
   const videoJobs = new VideoJobsRepository(store.db);
   const videoUpkeep = new VideoUpkeep({ repo: videoJobs, queue: durableJobs, now, ...(log ? { log } : {}) });
   const kbBases = new KnowledgeBasesRepository(store.db);
+  const kbFiles = documentFilesOf(store);
   const logged = log ? { log } : {};
-  const knowledgeBases = new KnowledgeBases({ repo: kbBases, queue: durableJobs, ...logged });
-  const kbUpkeep = new KbUpkeep({ repo: kbBases, queue: durableJobs, ...logged });
+  const knowledgeBases = new KnowledgeBases({ repo: kbBases, files: kbFiles, queue: durableJobs, ...logged });
+  const kbUpkeep = new KbUpkeep({ repo: kbBases, files: kbFiles, queue: durableJobs, ...logged });
   const conversations = new ConversationsRepository(store.db);
   const titleUpkeep = new TitleUpkeep({ repo: conversations, queue: jobs, now, ...logged });
   const foundation: Foundation = {
@@ -212,6 +219,12 @@ export function createServices(
     videoJobs,
     kbBases,
     kbPassages: new KbPassagesRepository(store.db),
+    kbFiles,
+    documentReader: new DocumentReader({
+      memoryMb: config.knowledge.read_memory_mb,
+      timeoutMs: config.knowledge.read_timeout_seconds * 1000,
+      concurrency: config.knowledge.concurrent_reads,
+    }),
   };
   const services: Services = { ...foundation.stable, ...createEngineServices(config, foundation) };
   foundations.set(services, foundation);
@@ -333,6 +346,9 @@ function createEngineServices(
   const knowledge = createKnowledgeServices({
     bases: foundation.kbBases,
     passages: foundation.kbPassages,
+    files: foundation.kbFiles,
+    reader: foundation.documentReader,
+    readsPerAccount: config.knowledge.concurrent_reads_per_account,
     text,
     catalogue,
     now,

@@ -23,6 +23,11 @@ export interface Store {
    * open). Undefined for PostgreSQL, where instances come and go and the database is the record.
    */
   usageJournal?: UsageJournal;
+  /**
+   * Embedded mode: a folder only this process uses, for uploaded files waiting to be read (in the
+   * data folder; a temporary one, removed at close, for a database in memory).
+   */
+  filesDir?: string;
   /** Tells other processes (the `zona` command) where the server holding this store listens. */
   announce(url: string): void;
   /**

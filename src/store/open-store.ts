@@ -1,4 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { lockDataDir } from "./data-dir-lock.ts";
@@ -68,15 +71,21 @@ async function openPglite(dataDir: string | undefined): Promise<Store> {
       throw error;
     });
     const open = thread;
+    const filesDir =
+      dataDir === undefined
+        ? join(tmpdir(), `zona-files-${randomBytes(8).toString("hex")}`)
+        : join(dataDir, "files");
     return {
       db,
       kind: "pglite",
       usageJournal: journal,
+      filesDir,
       announce: (url) => lock?.update({ url }),
       ping: () => checkMigrations(session.query, migrations),
       async close() {
         journal.close();
         await open.close();
+        if (dataDir === undefined) await rm(filesDir, { recursive: true, force: true });
         lock?.release();
       },
     };

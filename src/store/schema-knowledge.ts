@@ -3,6 +3,7 @@ import {
   index,
   integer,
   pgTable,
+  primaryKey,
   real,
   sql,
   text,
@@ -39,8 +40,8 @@ export const knowledgeBases = pgTable(
 );
 
 /**
- * The documents of a knowledge base. The uploaded file is kept (`content`) until the ingestion job
- * has read it, so that any instance can read it; then only its passages remain.
+ * The documents of a knowledge base. The uploaded file is kept (in `kb_document_parts`) until the
+ * ingestion job has read it, so that any instance can read it; then only its passages remain.
  */
 export const kbDocuments = pgTable(
   "kb_documents",
@@ -59,11 +60,27 @@ export const kbDocuments = pgTable(
     error: text("error"),
     passages: integer("passages").notNull().default(0),
     pages: integer("pages"),
-    content: bytea("content"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("kb_documents_kb_idx").on(t.kbId)],
+);
+
+/**
+ * The uploaded file of a document not read yet, in parts of at most a megabyte: an upload is
+ * written and read back part by part, so that no step holds a whole 50 MB file in memory (nor in
+ * the embedded database's memory, which never shrinks).
+ */
+export const kbDocumentParts = pgTable(
+  "kb_document_parts",
+  {
+    documentId: uuid("document_id")
+      .notNull()
+      .references(() => kbDocuments.id, { onDelete: "cascade" }),
+    ordinal: integer("ordinal").notNull(),
+    bytes: bytea("bytes").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.documentId, t.ordinal] })],
 );
 
 /**

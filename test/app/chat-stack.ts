@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { JobHandler, JobOptions, JobQueue } from "../../src/jobs/job-queue.ts";
+import type { JobHandler, JobHooks, JobOptions, JobQueue } from "../../src/jobs/job-queue.ts";
 import { FakeOpenAiServer } from "../fakes/index.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import type { STORE_KINDS } from "../helpers/test-store.ts";
@@ -185,6 +185,8 @@ export class HeldJobs implements JobQueue {
   readonly kind: JobQueue["kind"];
   private readonly inner: JobQueue;
   private held: Array<{ name: string; data: unknown; options: JobOptions | undefined }> = [];
+  /** The hooks registered with each job name: a test gives a job up through them. */
+  readonly hooks = new Map<string, JobHooks<unknown>>();
 
   constructor(inner: JobQueue) {
     this.inner = inner;
@@ -196,8 +198,9 @@ export class HeldJobs implements JobQueue {
     return this.held.length;
   }
 
-  work<T>(name: string, handler: JobHandler<T>): void {
-    this.inner.work(name, handler);
+  work<T>(name: string, handler: JobHandler<T>, hooks: JobHooks<T> = {}): void {
+    this.hooks.set(name, hooks as JobHooks<unknown>);
+    this.inner.work(name, handler, hooks);
   }
 
   async add<T>(name: string, data: T, options?: JobOptions): Promise<void> {

@@ -186,6 +186,23 @@ describe.each(SETUPS)("Conversation title (automatic, background job) on $name",
     expect((await readConversation(user, id)).title).toBe("Vorrei sapere quali sono i migliori sentieri…");
   });
 
+  it("Untrusted work: a title job its queue gave up (its runs stopped the service twice) ends as a failed generation does", async () => {
+    const content =
+      "Vorrei sapere quali sono i migliori sentieri escursionistici in Valle Maggia durante l'estate";
+    const { id } = await firstExchange(content);
+    const data: TitleJobData = {
+      conversationId: id,
+      accountId: user.accountId,
+      model: CHAT_MODEL,
+      backend: null,
+      requestId: "req_given_up",
+    };
+    await held.hooks.get(TITLE_JOB)?.onGaveUp?.(data, 2);
+    expect((await readConversation(user, id)).title).toBe("Vorrei sapere quali sono i migliori sentieri…");
+    expect(titleRequests()).toHaveLength(0);
+    held.forget();
+  });
+
   it("a title given at creation is the user's: no job, never replaced", async () => {
     const { id, done } = await firstExchange("Tell me about the lakes of Ticino", { title: "Lakes" });
     expect(done).toMatchObject({ outcome: "ok", title_job_queued: false });

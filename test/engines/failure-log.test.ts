@@ -45,18 +45,32 @@ describe("issue 10: the failure log line (one warn line per failed upstream atte
 
   it.each([
     {
-      rule: "vLLM answering 404 'model does not exist' -> 502, and the warn line says exactly that",
+      rule: "vLLM answering 404 'model does not exist' -> 502; the warn line has the status, the engine's error type and code and the length of its message, not the message",
       zone: "a",
       status: 502,
-      line: { machine: "vllm-a", error_kind: "status", upstream_status: 404 },
-      reason: `The model \`${MODEL}\` does not exist.`,
+      line: {
+        machine: "vllm-a",
+        error_kind: "status",
+        upstream_status: 404,
+        upstream_type: "NotFoundError",
+        upstream_code: "404",
+        message_chars: `The model \`${MODEL}\` does not exist.`.length,
+      },
+      reason: "the upstream answered 404",
     },
     {
-      rule: "a machine answering 500 -> the status and the engine's message",
+      rule: "a machine answering 500 -> the status, the engine's error type and code and the length of its message",
       zone: "b",
       status: 502,
-      line: { machine: "vllm-b", error_kind: "status", upstream_status: 500 },
-      reason: "fake failure",
+      line: {
+        machine: "vllm-b",
+        error_kind: "status",
+        upstream_status: 500,
+        upstream_type: "InternalServerError",
+        upstream_code: "500",
+        message_chars: "fake failure".length,
+      },
+      reason: "the upstream answered 500",
     },
     {
       rule: "a refused connection -> error kind connect and the error code",
@@ -89,6 +103,8 @@ describe("issue 10: the failure log line (one warn line per failed upstream atte
     expect(failures[0]).toMatchObject({ level: 40, zone, model: MODEL, ...line });
     expect(failures[0].reason).toContain(reason);
     expect(failures[0].reason.length).toBeLessThanOrEqual(200);
+    expect(log.text()).not.toContain("does not exist");
+    expect(log.text()).not.toContain("fake failure");
     if (!("upstream_status" in line)) expect(failures[0]).not.toHaveProperty("upstream_status");
 
     const text = log.text();

@@ -6,6 +6,7 @@ import {
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
+import { echoingError, type FakeErrorEcho, midStreamError, requestText } from "./fake-echo.ts";
 import { readMultipart } from "./fake-multipart.ts";
 
 /**
@@ -13,9 +14,17 @@ import { readMultipart } from "./fake-multipart.ts";
  * request gets an error status (500 unless `errorStatus` says otherwise) with the protocol's error
  * body; `hang`: requests are read and never answered; `slow`: `slowMs` before the first byte;
  * `dropMidStream`: `dropAfterChunks` pieces of a stream (half of a JSON body) and then the socket
- * is destroyed.
+ * is destroyed; `errorMidStream`: `dropAfterChunks` pieces of a stream, then the protocol's error event
+ * (other answers are normal).
  */
-export type FakeMode = "normal" | "refuse" | "error500" | "hang" | "slow" | "dropMidStream";
+export type FakeMode =
+  | "normal"
+  | "refuse"
+  | "error500"
+  | "hang"
+  | "slow"
+  | "dropMidStream"
+  | "errorMidStream";
 
 /** Knobs of a fake, changeable at any time with `configure`. */
 export interface FakeSettings {
@@ -29,6 +38,8 @@ export interface FakeSettings {
   dropAfterChunks: number;
   /** The status of `error500` mode. */
   errorStatus: number;
+  /** Whether the errors of `error500` and `errorMidStream` repeat the request (see fake-echo.ts). */
+  errorEcho: FakeErrorEcho;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` (401 otherwise). */
   apiKey: string | undefined;
   /** The models served; others get the protocol's 404. Undefined: any model. */
@@ -51,6 +62,7 @@ export const DEFAULT_FAKE_SETTINGS: FakeSettings = {
   slowMs: 300,
   dropAfterChunks: 2,
   errorStatus: 500,
+  errorEcho: "none",
   apiKey: undefined,
   models: undefined,
   omitUsage: false,
@@ -218,6 +230,16 @@ export class FakeServer {
       } else {
         res.end(bytes);
       }
+    } else if (mode === "errorMidStream") {
+      const message =
+        this.settings.errorEcho === "none" ? "fake failure" : `failed on ${requestText(request)}`;
+      const pieces = reply.pieces.slice(0, this.settings.dropAfterChunks);
+      await this.sendStream(
+        res,
+        reply.contentType,
+        [...pieces, midStreamError(reply.contentType, message)],
+        false,
+      );
     } else {
       await this.sendStream(res, reply.contentType, reply.pieces, mode === "dropMidStream");
     }
@@ -226,6 +248,9 @@ export class FakeServer {
   private reply(request: FakeRequest, mode: FakeMode): FakeReply | Promise<FakeReply> {
     const { settings } = this;
     const protocol = this.protocol;
+    if (mode === "error500" && settings.errorEcho !== "none") {
+      return echoingError(settings.errorStatus, settings.errorEcho, request);
+    }
     if (mode === "error500") {
       return {
         type: "json",

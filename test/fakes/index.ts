@@ -6,8 +6,9 @@
  *
  *   const fake = new FakeOpenAiServer({ chunks: 64, chunkDelayMs: 20 });
  *   const { url, close } = await fake.start();
- *   await fake.setMode("error500");   // normal | refuse | error500 | hang | slow | dropMidStream
+ *   await fake.setMode("error500");   // normal | refuse | error500 | hang | slow | dropMidStream | errorMidStream
  *   fake.configure({ errorStatus: 429 });
+ *   fake.configure({ errorStatus: 400, errorEcho: "json" });  // errors that repeat the request ("text": plain text)
  *   fake.requests / fake.lastRequest / fake.requestsTo("/v1/chat/completions")
  *   const machine = fakeMachine("openai", url, { name: "gpu-1", zone: "ch" });
  *
@@ -34,6 +35,7 @@ export {
   type FakeComfyUiSettings,
   fakeComfyWorkflow,
 } from "./fake-comfyui-server.ts";
+export type { FakeErrorEcho } from "./fake-echo.ts";
 export { base64Vector, fakeEmbedding, generate, wordOverlap } from "./fake-generation.ts";
 export {
   DEFAULT_IMAGES_SETTINGS,

@@ -48,6 +48,10 @@ export interface CrashOptions {
   redisTimeoutMs?: number;
   /** A text-embeddings-inference server: adds `bge-m3`, for knowledge bases. */
   embeddingUrl?: string;
+  /** The installation's `knowledge` settings (how documents are read). */
+  knowledge?: Record<string, unknown>;
+  /** The prefix of the installation's keys in a shared Redis. */
+  redisPrefix?: string;
 }
 
 function config(engineUrl: string, prepaid: boolean, options: CrashOptions): unknown {
@@ -76,6 +80,8 @@ function config(engineUrl: string, prepaid: boolean, options: CrashOptions): unk
       redis_timeout_ms: options.redisTimeoutMs ?? 5_000,
     },
     billing: { reservation_timeout_seconds: HOLD_SECONDS },
+    ...(options.knowledge ? { knowledge: options.knowledge } : {}),
+    ...(options.redisPrefix ? { server: { redis_prefix: options.redisPrefix } } : {}),
     models: [
       {
         id: CRASH_MODEL,

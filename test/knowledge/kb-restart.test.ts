@@ -4,10 +4,13 @@
  * app is closed while the document is being embedded; a new app on the same database finishes it,
  * with one set of passages.
  */
+
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/database.ts";
-import { kbDocuments, kbPassages } from "../../src/store/schema.ts";
+import { kbDocumentParts, kbDocuments, kbPassages } from "../../src/store/schema.ts";
 import type { AppUserHandle } from "../app/app-helpers.ts";
 import { readEvents } from "../app/chat-stack.ts";
 import { FakeOpenAiServer, FakeTeiServer } from "../fakes/index.ts";
@@ -97,7 +100,13 @@ describe.each(STORE_KINDS)("Knowledge bases on %s: a restart while a document is
     // Left to the next start: still being read, no passage written.
     const [left] = await store.db.select().from(kbDocuments).where(eq(kbDocuments.id, id));
     expect(left).toMatchObject({ status: "processing", passages: 0 });
-    expect(left?.content?.length).toBe(documentFixture("two-pages.pdf").length);
+    // The uploaded file is kept for the next start: in the embedded store's folder, or in the database.
+    const parts = await store.db.select().from(kbDocumentParts).where(eq(kbDocumentParts.documentId, id));
+    const kept =
+      store.filesDir === undefined
+        ? Buffer.concat(parts.map((part) => part.bytes))
+        : await readFile(join(store.filesDir, id));
+    expect(kept).toEqual(documentFixture("two-pages.pdf"));
     expect(await store.db.select().from(kbPassages).where(eq(kbPassages.documentId, id))).toEqual([]);
     await tei.setMode("normal");
     tei.clearRequests();

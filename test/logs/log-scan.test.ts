@@ -53,6 +53,14 @@ describe("issue 10: the log scanner finds a planted leak of each kind", () => {
       line({ err: { message: `bad input: ${CANARY}` } }),
       "user text (canary)",
     ],
+    [
+      "a user's text (canary) an engine repeated in its error",
+      line({
+        msg: "upstream attempt failed",
+        reason: `the upstream answered 400: bad request: {"messages":[{"role":"user","content":"${CANARY}"}]}`,
+      }),
+      "user text (canary)",
+    ],
   ];
   let secrets: string[];
   beforeAll(async () => {
@@ -213,7 +221,18 @@ describe("issue 10: a real traffic run with canaries leaves no secret or user's 
     // The failure paths: the engines answer errors, with the user's text in the request.
     for (const fake of fakes) await fake.setMode("error500");
     for (const call of calls) await (await call()).arrayBuffer();
-    for (const fake of fakes) await fake.setMode("normal");
+    // Engines whose errors repeat the request (vLLM's validation errors quote the input), before
+    // the answer and in the middle of a stream.
+    const echoes = [
+      { mode: "error500", errorEcho: "json", errorStatus: 400 },
+      { mode: "error500", errorEcho: "text", errorStatus: 500 },
+      { mode: "errorMidStream", errorEcho: "json", errorStatus: 500 },
+    ] as const;
+    for (const { mode, ...settings } of echoes) {
+      for (const fake of fakes) await fake.setMode(mode, settings);
+      for (const call of calls) await (await call()).arrayBuffer();
+    }
+    for (const fake of fakes) await fake.setMode("normal", { errorEcho: "none", errorStatus: 500 });
 
     // The app API: register with a password, the mailed link, login, refresh, a chat, logout.
     const email = newEmail("log-scan");

@@ -1,5 +1,6 @@
 import { randomInt, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { quotingEngine } from "../engine-words.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { abortError } from "../http/upstream-errors.ts";
 import { rootPath } from "../http/upstream-target.ts";
@@ -136,7 +137,9 @@ async function waitForImage(
 export function historyResult(entry: Payload): SavedImage | undefined {
   const status = isPayload(entry.status) ? entry.status : undefined;
   if (status?.status_str === "error") {
-    throw new UpstreamError("status", `ComfyUI failed to run the workflow: ${executionError(status)}`, 500);
+    const { node, text } = executionError(status);
+    const message = [node, text].filter((part) => part !== undefined && part !== "").join(": ");
+    throw quotingEngine("status", "ComfyUI failed to run the workflow", message, { status: 500, type: node });
   }
   const outputs = isPayload(entry.outputs) ? entry.outputs : undefined;
   const images = Object.values(outputs ?? {}).flatMap((output) =>
@@ -160,17 +163,16 @@ function isSavedImage(value: unknown): value is SavedImage {
   );
 }
 
-/** ComfyUI's message of a failed run (its `execution_error` event), short. */
-function executionError(status: Payload): string {
+/** ComfyUI's message of a failed run (its `execution_error` event) and the node that failed. */
+function executionError(status: Payload): { node?: string; text: string } {
   const messages = Array.isArray(status.messages) ? status.messages : [];
   for (const message of messages) {
     if (!Array.isArray(message) || message[0] !== "execution_error" || !isPayload(message[1])) continue;
     const data = message[1];
     const node = stringField(data.node_type) ?? stringField(data.node_id);
-    const text = stringField(data.exception_message) ?? "unknown error";
-    return `${node ? `${node}: ` : ""}${text}`.replace(/\s+/g, " ").trim().slice(0, 200);
+    return { ...(node ? { node } : {}), text: stringField(data.exception_message) ?? "" };
   }
-  return "unknown error";
+  return { text: "" };
 }
 
 /** Takes a prompt off ComfyUI's queue, or stops it when it runs; best effort, never throws. */

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { quotingEngine } from "../engine-words.ts";
 import { UpstreamError } from "../types.ts";
 
 /** A JSON object as it came from an upstream, before its fields are checked. */
@@ -38,8 +39,11 @@ export function throwIfErrorPayload(payload: Payload): void {
   if (message === undefined && inner === undefined) return;
   const code = numberField(inner?.code);
   const status = code !== undefined && code >= 400 && code <= 599 ? code : 500;
-  const short = (message ?? "unknown error").replace(/\s+/g, " ").slice(0, 200);
-  throw new UpstreamError("status", `the upstream failed during the answer: ${short}`, status);
+  throw quotingEngine("status", "the upstream failed during the answer", message ?? "", {
+    status,
+    type: inner?.type,
+    code: inner?.code,
+  });
 }
 
 /** An id such as `chatcmpl-3f2a...`, for upstreams that do not give one. */

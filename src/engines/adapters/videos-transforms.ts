@@ -2,6 +2,7 @@
  * Pure translations for OpenAI-style asynchronous video servers (`/v1/videos`: vLLM-Omni, SGLang
  * diffusion): the create form, the job record read back in four states, the MP4 check.
  */
+import { quotingEngine } from "../engine-words.ts";
 import { upstreamModel } from "../served-models.ts";
 import type { EngineVideoJob, MachineConfig, VideoCall } from "../types.ts";
 import { UpstreamError } from "../types.ts";
@@ -71,8 +72,8 @@ export function fromVideoJob(raw: unknown, expectedId?: string): EngineVideoJob 
   const word = stringField(body.status)?.toLowerCase();
   const status = word === undefined ? undefined : STATUSES[word];
   if (status === undefined) {
-    const shown = word === undefined ? "no status" : `the status "${word.slice(0, 40)}"`;
-    throw new UpstreamError("protocol", `the video server sent a job with ${shown}`);
+    if (word === undefined) throw new UpstreamError("protocol", "the video server sent a job with no status");
+    throw quotingEngine("protocol", "the video server sent a job with an unknown status", word.slice(0, 40));
   }
   const percent = numberField(body.progress);
   const progress =

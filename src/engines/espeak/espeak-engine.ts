@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { quotingEngine } from "../engine-words.ts";
 import { abortError } from "../http/upstream-errors.ts";
 import { UpstreamError, type VoiceName } from "../types.ts";
 import type { EspeakReply, EspeakRequest } from "./espeak-protocol.ts";
@@ -130,7 +131,9 @@ export class EspeakEngine {
     });
     worker.on("error", (error) => {
       if (worker !== this.worker) return;
-      this.restart(new UpstreamError("status", `the built-in speech engine failed: ${error.message}`, 500));
+      this.restart(
+        quotingEngine("status", "the built-in speech engine failed", error.message, { status: 500 }),
+      );
     });
     worker.on("exit", (code) => {
       if (worker !== this.worker) return;
@@ -150,7 +153,8 @@ export class EspeakEngine {
     this.clearTimer();
     if ("wav" in reply)
       job.resolve(Buffer.from(reply.wav.buffer, reply.wav.byteOffset, reply.wav.byteLength));
-    else job.reject(new UpstreamError("status", `the built-in speech engine failed: ${reply.error}`, 500));
+    else
+      job.reject(quotingEngine("status", "the built-in speech engine failed", reply.error, { status: 500 }));
     this.pump();
   }
 

@@ -1,3 +1,4 @@
+import { quotingEngine } from "../engine-words.ts";
 import { UpstreamError } from "../types.ts";
 
 /** Whether the failure happened before the answer's headers arrived or while its body was read. */
@@ -83,36 +84,47 @@ function errorCode(error: unknown): string | undefined {
   return cause !== undefined && cause !== error ? errorCode(cause) : undefined;
 }
 
-const MAX_MESSAGE = 200;
-
 /**
- * The `status` failure for a non-2xx answer, with a short message taken from the upstream's error
- * body (OpenAI `error.message`, Ollama and TEI `error`, FastAPI `detail`, or plain text). The
- * machine's url and key are cut out in case the upstream echoes them.
+ * The `status` failure for a non-2xx answer, quoting the upstream's error message (OpenAI
+ * `error.message`, Ollama and TEI `error`, FastAPI `detail`, or plain text) with its type and code
+ * (see engine-words.ts: logs carry the facts, not the words). The machine's url and key are cut out
+ * in case the upstream echoes them.
  */
 export function statusError(
   status: number,
   bodyText: string,
   secrets: Array<string | undefined>,
 ): UpstreamError {
-  let detail = upstreamMessage(bodyText).replace(/\s+/g, " ").trim();
+  const said = upstreamSays(bodyText);
+  let message = said.message;
   for (const secret of secrets) {
-    if (secret !== undefined && secret.length > 0) detail = detail.split(secret).join("[redacted]");
+    if (secret !== undefined && secret.length > 0) message = message.split(secret).join("[redacted]");
   }
-  if (detail.length > MAX_MESSAGE) detail = `${detail.slice(0, MAX_MESSAGE - 1)}…`;
-  return new UpstreamError("status", `the upstream answered ${status}${detail ? `: ${detail}` : ""}`, status);
+  return quotingEngine("status", `the upstream answered ${status}`, message, { ...said, status });
 }
 
-function upstreamMessage(text: string): string {
+interface UpstreamSays {
+  message: string;
+  type?: unknown;
+  code?: unknown;
+}
+
+function upstreamSays(text: string): UpstreamSays {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return text;
+    return { message: text };
   }
-  if (typeof body === "string") return body;
-  if (typeof body !== "object" || body === null) return text;
+  if (typeof body === "string") return { message: body };
+  if (typeof body !== "object" || body === null) return { message: text };
   const record = body as Record<string, unknown>;
+  const error = record.error;
+  const inner = typeof error === "object" && error !== null ? (error as Record<string, unknown>) : record;
+  return { message: upstreamMessage(record, text), type: inner.type, code: inner.code };
+}
+
+function upstreamMessage(record: Record<string, unknown>, text: string): string {
   const error = record.error;
   if (typeof error === "string") return error;
   const nodeError = comfyUiNodeError(record.node_errors);

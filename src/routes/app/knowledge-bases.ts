@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { validationFailed } from "../../http/errors.ts";
 import { openEventStream } from "../../http/event-stream-response.ts";
@@ -65,13 +64,13 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, options: { servi
       });
       try {
         const file = upload.file;
-        // A form sent with no file chosen has a nameless empty part; a named empty file is a
+        // A form sent with no file chosen (a nameless empty part) has none; a named empty file is a
         // document, refused with its reason (400 unsupported_document "The file is empty.").
-        if (file === undefined || (file.size === 0 && file.filename === ""))
-          throw validationFailed({ file: ["The file field is required."] });
+        if (file === undefined) throw validationFailed({ file: ["The file field is required."] });
         if (file.truncated || file.size > DOCUMENT_MAX_BYTES) throw documentTooLarge();
         const document = await services.knowledgeBases.upload(account, request.params.slug, {
-          bytes: await readFile(file.path),
+          path: file.path,
+          size: file.size,
           filename: cleanName(file.filename),
         });
         return reply.code(202).send(document);
@@ -103,9 +102,9 @@ export async function knowledgeBaseRoutes(app: FastifyInstance, options: { servi
   );
 }
 
-/** The file's own name without folders, at most 255 characters; `document` when it has none. */
+/** The file's own name without folders, at most 255 characters; "" when it has none (the upload names it). */
 function cleanName(name: string): string {
   const base = name.split(/[\\/]/).pop()?.trim() ?? "";
   const chars = [...base].filter((char) => char >= " " && char !== "\u007f");
-  return chars.length === 0 ? "document" : chars.slice(0, 255).join("");
+  return chars.slice(0, 255).join("");
 }

@@ -53,12 +53,24 @@ export class TitleWriter {
     this.log = deps.log;
   }
 
-  /** Registers the job's handler on a queue. */
+  /**
+   * Registers the job's handler on a queue. A job the queue gave up (its runs stopped the service)
+   * ends as a failed generation does: with the beginning of the first message.
+   */
   register(queue: JobQueue): void {
-    queue.work<TitleJobData>(TITLE_JOB, (data, signal) => this.write(data, signal));
+    queue.work<TitleJobData>(TITLE_JOB, (data, signal) => this.write(data, signal), {
+      onGaveUp: (data) => this.writeWith(data, async () => undefined),
+    });
   }
 
   async write(data: TitleJobData, signal: AbortSignal): Promise<void> {
+    await this.writeWith(data, (message) => this.generate(data, message, signal));
+  }
+
+  private async writeWith(
+    data: TitleJobData,
+    generate: (message: string) => Promise<string | undefined>,
+  ): Promise<void> {
     const conversation = await this.repo.findById(data.conversationId);
     if (conversation?.titleSource !== "default") return;
     const first = await this.repo.firstUserMessage(data.conversationId);
@@ -66,7 +78,7 @@ export class TitleWriter {
     const title =
       characterCount(first.content) < SHORT_MESSAGE_CHARACTERS
         ? first.content
-        : ((await this.generate(data, first.content, signal)) ?? titleFromMessage(first.content));
+        : ((await generate(first.content)) ?? titleFromMessage(first.content));
     await this.repo.setAutomaticTitle(data.conversationId, title);
   }
 

@@ -1,10 +1,12 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Catalogue } from "../../engines/catalogue.ts";
+import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
 import type { TextGeneration } from "../text/text-generation.ts";
 import { KbAsk } from "./kb-ask.ts";
 import { KbIngest } from "./kb-ingest.ts";
+import type { DocumentReader } from "./reading/document-reader.ts";
 
 // The spec's default: "a 27b-parameter chat model identifier `<family>3.8-27b`".
 const SPEC_DEFAULT = /3\.8-27b$/;
@@ -13,6 +15,9 @@ const SPEC_DEFAULT = /3\.8-27b$/;
 export function createKnowledgeServices(deps: {
   bases: KnowledgeBasesRepository;
   passages: KbPassagesRepository;
+  files: DocumentFiles;
+  reader: DocumentReader;
+  readsPerAccount: number;
   text: TextGeneration;
   catalogue: Catalogue;
   now: () => Date;
@@ -24,6 +29,9 @@ export function createKnowledgeServices(deps: {
     kbIngest: new KbIngest({
       bases: deps.bases,
       passages: deps.passages,
+      files: deps.files,
+      reader: deps.reader,
+      readsPerAccount: deps.readsPerAccount,
       text: deps.text,
       tier: "slow",
       now: deps.now,

@@ -1,12 +1,18 @@
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { TierName } from "../../config/schema.ts";
 import { ApiError } from "../../http/errors.ts";
 import { JobDeferred } from "../../jobs/job-deferred.ts";
+import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KbDocumentRow, KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
 import type { TextGeneration } from "../text/text-generation.ts";
-import { DocumentUnreadable, readDocument } from "./documents/read-document.ts";
+import { DocumentUnreadable } from "./documents/document-unreadable.ts";
+import type { DocumentFacts, DocumentReader } from "./reading/document-reader.ts";
+import { readPassageBatches } from "./reading/passage-file.ts";
 
 /** Texts per embedding request (spec "Embeddings": 32 inputs). */
 export const EMBED_BATCH = 32;
@@ -14,6 +20,8 @@ export const EMBED_BATCH = 32;
 export const INGEST_DEADLINE_MS = 30 * 60_000;
 /** The pause before asking the embedding machines again. */
 const RETRY_EMBEDDING_MS = 15_000;
+/** The pause before looking again whether the account may have another document read. */
+const ACCOUNT_BUSY_MS = 2_000;
 
 const REASONS = {
   lost: "The file was lost before it could be read; upload it again.",
@@ -24,17 +32,23 @@ const REASONS = {
 };
 
 /**
- * Reads an uploaded document in the background (one run of its queued job): its text is extracted
- * and split into passages (documents/), each passage embedded with the catalogue's embedding model
- * in batches of 32 (billed to the base's account at the embedding model's price, usually nothing),
- * and stored with its vector; the document is then `ready` and an older document of the same name
- * in the base is replaced. A document that cannot be read fails with the reason; one whose
- * embedding machines do not answer is tried again for 30 minutes, then fails. Running it twice
- * (a process stopped mid-way) reads it again from its kept file.
+ * Reads an uploaded document in the background (one run of its queued job): its file is taken
+ * from the database to a private folder and read in a process of its own (reading/), which writes
+ * its passages to a file; each batch of 32 passages is then embedded with the catalogue's embedding
+ * model (billed to the base's account at the embedding model's price, usually nothing) and stored
+ * in a small transaction of its own, so that the database keeps serving others; the document is
+ * then `ready` and an older document of the same name in the base is replaced. A document that
+ * cannot be read (or passes the reader's memory or time cap) fails with the reason; one whose
+ * embedding machines do not answer is tried again for 30 minutes, then fails. An account has at
+ * most `readsPerAccount` documents being read at once; its others wait. Running it twice (a
+ * process stopped mid-way) reads it again from its kept file.
  */
 export class KbIngest {
   private readonly bases: KnowledgeBasesRepository;
   private readonly passages: KbPassagesRepository;
+  private readonly files: DocumentFiles;
+  private readonly reader: DocumentReader;
+  private readonly readsPerAccount: number;
   private readonly text: TextGeneration;
   private readonly tier: TierName;
   private readonly now: () => Date;
@@ -43,6 +57,9 @@ export class KbIngest {
   constructor(deps: {
     bases: KnowledgeBasesRepository;
     passages: KbPassagesRepository;
+    files: DocumentFiles;
+    reader: DocumentReader;
+    readsPerAccount: number;
     text: TextGeneration;
     tier: TierName;
     now: () => Date;
@@ -50,6 +67,9 @@ export class KbIngest {
   }) {
     this.bases = deps.bases;
     this.passages = deps.passages;
+    this.files = deps.files;
+    this.reader = deps.reader;
+    this.readsPerAccount = deps.readsPerAccount;
     this.text = deps.text;
     this.tier = deps.tier;
     this.now = deps.now;
@@ -66,47 +86,70 @@ export class KbIngest {
 
   private async ingest(id: string, signal: AbortSignal): Promise<void> {
     const document = await this.bases.document(id);
-    if (!document || !(await this.bases.startReading(id))) return;
-    const content = await this.bases.documentContent(id);
-    if (!content) return this.fail(document, REASONS.lost);
-    let read: Awaited<ReturnType<typeof readDocument>>;
+    if (!document) return;
+    const started = await this.bases.startReading(id, this.readsPerAccount);
+    if (started === "gone") return;
+    if (started === "busy") throw new JobDeferred(ACCOUNT_BUSY_MS);
+    const folder = await mkdtemp(join(tmpdir(), "zona-reading-"));
     try {
-      read = await readDocument(content, document.filename);
+      await this.readAndStore(document, folder, signal);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  }
+
+  private async readAndStore(document: KbDocumentRow, folder: string, signal: AbortSignal): Promise<void> {
+    const path = join(folder, "upload");
+    const passagesPath = join(folder, "passages");
+    if (!(await this.files.copyTo(document.id, path))) return this.fail(document, REASONS.lost);
+    let facts: DocumentFacts;
+    try {
+      facts = await this.reader.read({ path, filename: document.filename, passagesPath }, signal);
     } catch (error) {
       if (error instanceof DocumentUnreadable) return this.fail(document, error.reason);
       throw error;
     }
+    await rm(path, { force: true });
     const base = await this.bases.byId(document.kbId);
     if (!base) return; // deleted meanwhile, with its documents
-    const vectors: number[][] = [];
-    for (let start = 0; start < read.passages.length; start += EMBED_BATCH) {
-      const batch = read.passages.slice(start, start + EMBED_BATCH).map((passage) => passage.text);
-      vectors.push(...(await this.embed(document, base.accountId, batch, signal)));
-    }
-    try {
-      await this.passages.replace(
-        document.id,
-        document.kbId,
-        read.passages.map((passage, ordinal) => ({
-          ordinal,
-          text: passage.text,
-          page: passage.page ?? null,
-          heading: passage.heading ?? null,
-          embedding: vectors[ordinal] ?? [],
-        })),
+    // Passages stored by an earlier run that stopped mid-way are written again.
+    await this.passages.deleteByDocument(document.id);
+    let ordinal = 0;
+    for await (const batch of readPassageBatches(passagesPath, EMBED_BATCH)) {
+      const vectors = await this.embed(
+        document,
+        base.accountId,
+        batch.map((passage) => passage.text),
+        signal,
       );
-    } catch (error) {
-      // An embedding model of another size than bge-m3's 1024: trying again cannot help.
-      if (error instanceof RangeError) return this.fail(document, REASONS.badVectors);
-      throw error;
+      const rows = batch.map((passage, i) => ({
+        ordinal: ordinal + i,
+        text: passage.text,
+        page: passage.page ?? null,
+        heading: passage.heading ?? null,
+        embedding: vectors[i] ?? [],
+      }));
+      ordinal += batch.length;
+      try {
+        if ((await this.passages.append(document.id, document.kbId, rows)) === 0) return; // deleted meanwhile
+      } catch (error) {
+        // An embedding model of another size than bge-m3's 1024: trying again cannot help.
+        if (error instanceof RangeError) return this.fail(document, REASONS.badVectors);
+        throw error;
+      }
     }
-    if (!(await this.bases.ready(id, { passages: read.passages.length, pages: read.pages ?? null }))) return;
+    const isReady = await this.bases.ready(document.id, {
+      passages: facts.passages,
+      pages: facts.pages ?? null,
+    });
+    await this.files.drop(document.id);
+    if (!isReady) return;
     const replaced = await this.bases.deleteOlderNamesakes(document);
     this.log?.info(
       {
-        document_id: id,
-        format: read.format,
-        passages: read.passages.length,
+        document_id: document.id,
+        format: facts.format,
+        passages: facts.passages,
         ...(replaced > 0 ? { replaced } : {}),
       },
       "document indexed",
@@ -135,12 +178,15 @@ export class KbIngest {
         await this.fail(document, REASONS.noEngine);
         throw new IngestEnded();
       }
+      // Queued again while it waits, so that the account's other documents may be read meanwhile.
+      await this.bases.requeue(document.id);
       throw new JobDeferred(RETRY_EMBEDDING_MS);
     }
   }
 
   private async fail(document: KbDocumentRow, reason: string): Promise<void> {
     await this.bases.failed(document.id, reason);
+    await this.files.drop(document.id);
     this.log?.warn(
       { document_id: document.id, format: document.format, reason },
       "document could not be indexed",

@@ -1,14 +1,16 @@
 import type { FastifyBaseLogger } from "fastify";
 import { itemNotFound } from "../../http/errors.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
+import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import { isRowId } from "../../store/ids.ts";
 import type {
   KbDocumentRow,
   KnowledgeBaseRow,
   KnowledgeBasesRepository,
 } from "../../store/repositories/knowledge-bases.ts";
-import { judgeDocument } from "./documents/document-format.ts";
 import { DocumentUnreadable } from "./documents/document-unreadable.ts";
+import type { DocumentFormat } from "./documents/extracted-document.ts";
+import { judgeFile } from "./documents/judge-file.ts";
 import { INGEST_JOB, ingestQueueId } from "./ingest-queue.ts";
 import { documentRefused } from "./kb-errors.ts";
 import { isKbSlug, slugOf, withSuffix } from "./kb-slug.ts";
@@ -45,6 +47,9 @@ export interface KbDocumentView {
 
 const SLUG_ATTEMPTS = 5;
 
+/** The name of a file uploaded without one, by its format. */
+const EXTENSIONS: Record<DocumentFormat, string> = { pdf: "pdf", docx: "docx", markdown: "md", txt: "txt" };
+
 /**
  * Knowledge bases and their documents: an account's own bases (created, read and deleted by the
  * signed-in user), the bases the operator shares, and the documents, stored as uploaded and read by
@@ -53,11 +58,18 @@ const SLUG_ATTEMPTS = 5;
  */
 export class KnowledgeBases {
   private readonly repo: KnowledgeBasesRepository;
+  private readonly files: DocumentFiles;
   private readonly queue: JobQueue;
   private readonly log: FastifyBaseLogger | undefined;
 
-  constructor(deps: { repo: KnowledgeBasesRepository; queue: JobQueue; log?: FastifyBaseLogger }) {
+  constructor(deps: {
+    repo: KnowledgeBasesRepository;
+    files: DocumentFiles;
+    queue: JobQueue;
+    log?: FastifyBaseLogger;
+  }) {
     this.repo = deps.repo;
+    this.files = deps.files;
     this.queue = deps.queue;
     this.log = deps.log;
   }
@@ -121,29 +133,38 @@ export class KnowledgeBases {
   }
 
   /**
-   * Stores an uploaded document of a base the account owns, its format judged by its content
-   * (400 with the reason when it is none of PDF, DOCX, TXT, Markdown), and queues its reading.
+   * Stores an uploaded document (a file on disk) of a base the account owns, its format judged by
+   * its content (400 with the reason when it is none of PDF, DOCX, TXT, Markdown), and queues its
+   * reading. The file goes to the database part by part: memory stays the same whatever its size.
+   * A file sent without a name is named after its format (`document.pdf`).
    */
   async upload(
     accountId: string,
     slug: string,
-    file: { bytes: Buffer; filename: string },
+    file: { path: string; size: number; filename: string },
   ): Promise<KbDocumentView> {
     const base = await this.owned(accountId, slug);
-    let format: string;
+    let format: DocumentFormat;
     try {
-      format = judgeDocument(file.bytes, file.filename);
+      format = await judgeFile(file.path, file.size, file.filename);
     } catch (error) {
       if (error instanceof DocumentUnreadable) throw documentRefused(error.reason);
       throw error;
     }
     const document = await this.repo.addDocument({
       kbId: base.id,
-      filename: file.filename,
+      filename: file.filename || `document.${EXTENSIONS[format]}`,
       format,
-      sizeBytes: file.bytes.length,
-      content: file.bytes,
+      sizeBytes: file.size,
     });
+    try {
+      await this.files.store(document.id, file.path);
+      await this.repo.received(document.id);
+    } catch (error) {
+      await this.repo.deleteDocument(document.id).catch(() => {});
+      await this.files.drop(document.id).catch(() => {});
+      throw error;
+    }
     await this.queue
       .add(INGEST_JOB, { id: document.id }, { id: ingestQueueId(document.id) })
       .catch((error: unknown) => {
@@ -153,7 +174,7 @@ export class KnowledgeBases {
           "document stored but not queued yet; the upkeep will queue it",
         );
       });
-    return documentView(document);
+    return documentView({ ...document, status: "queued" });
   }
 
   async documents(accountId: string, slug: string): Promise<KbDocumentView[]> {
@@ -166,6 +187,16 @@ export class KnowledgeBases {
     const document = isRowId(documentId) ? await this.repo.document(documentId) : undefined;
     if (!document || document.kbId !== base.id) throw itemNotFound("Document not found.");
     await this.repo.deleteDocument(document.id);
+    await this.files.drop(document.id);
+  }
+
+  /** The reading job's hook when its queue gave it up: its runs stopped the service `deaths` times. */
+  async readingGivenUp(documentId: string, deaths: number): Promise<void> {
+    await this.repo.failed(
+      documentId,
+      `Reading this document stopped the service ${deaths} times; it was set aside.`,
+    );
+    await this.files.drop(documentId);
   }
 }
 
@@ -193,7 +224,8 @@ export function documentView(row: KbDocumentRow): KbDocumentView {
     filename: row.filename,
     format: row.format,
     size_bytes: row.sizeBytes,
-    status: row.status,
+    // A file still being stored is waiting to be read, as far as anyone can tell.
+    status: row.status === "receiving" ? "queued" : row.status,
     error: row.error,
     passages: row.passages,
     pages: row.pages,

@@ -10,6 +10,7 @@ import {
   UpstreamError,
   type VideoSize,
 } from "../../engines/types.ts";
+import { engineTextLogFields, upstreamLogFields } from "../../engines/upstream-log.ts";
 import { JobDeferred } from "../../jobs/job-deferred.ts";
 import { Mp4Error } from "../../media/mp4-ai-mark.ts";
 import type { VideoJobRow, VideoJobsRepository } from "../../store/repositories/video-jobs.ts";
@@ -121,6 +122,22 @@ export class VideoRunner {
     }
   }
 
+  /**
+   * The job's hook when its queue gave it up (its steps stopped the service `deaths` times): it
+   * fails at no charge, like any failed job, and is deleted on its machine.
+   */
+  async givenUp(id: string, deaths: number): Promise<void> {
+    const job = await this.repo.byId(id);
+    if (!job || job.status === "completed" || job.status === "failed") return;
+    await this.fail(job, {
+      code: "server_error",
+      message: `Making this video stopped the service ${deaths} times; it was set aside. Nothing was charged.`,
+    });
+    if (job.machine !== null && job.engineJobId !== null) {
+      void this.cancel.onEngine(job.machine, job.engineJobId, job.id);
+    }
+  }
+
   /** Gives a queued job to a machine with a free place, or waits for one. */
   private async place(job: VideoJobRow, signal: AbortSignal): Promise<void> {
     if (this.elapsed(job.createdAt) > this.queueTimeoutMs) return this.fail(job, FAILURES.queueTimeout);
@@ -160,7 +177,7 @@ export class VideoRunner {
     } catch (error) {
       if (signal.aborted) throw error;
       // A machine refused the request itself (a 4xx): asking again cannot help.
-      if (refusal) return this.fail(job, FAILURES.engine, refusal.message);
+      if (refusal) return this.fail(job, FAILURES.engine, upstreamLogFields(refusal));
       // No place after all, or the machines are down: the job stays queued until one answers.
       throw this.later();
     }
@@ -197,7 +214,9 @@ export class VideoRunner {
         throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
       return adapter.videoJob(machine.config, engineJobId, signal);
     });
-    if (state.status === "failed") return this.fail(job, FAILURES.engine, state.error ?? undefined);
+    if (state.status === "failed") {
+      return this.fail(job, FAILURES.engine, state.error ? engineTextLogFields(state.error) : undefined);
+    }
     if (state.status !== "completed") {
       const progress = Math.min(99, Math.round(state.progress ?? 0));
       if (progress > job.progress) await this.repo.progress(job.id, progress);
@@ -218,7 +237,7 @@ export class VideoRunner {
       clip = finishClip(engineMp4, job.seconds);
     } catch (error) {
       if (!(error instanceof Mp4Error)) throw error;
-      return this.fail(job, FAILURES.unreadable, error.message);
+      return this.fail(job, FAILURES.unreadable, { reason: error.message });
     }
     if (clip.fps !== VIDEO_FPS) {
       this.log?.warn(
@@ -270,8 +289,11 @@ export class VideoRunner {
     );
   }
 
-  /** Ends the job as failed and releases its money; `detail` (the engine's words) goes to the log only. */
-  private async fail(job: VideoJobRow, failure: JobFailure, detail?: string): Promise<void> {
+  /**
+   * Ends the job as failed and releases its money; `why` goes to the log only, without the engine's
+   * words (see upstream-log.ts).
+   */
+  private async fail(job: VideoJobRow, failure: JobFailure, why?: object): Promise<void> {
     const now = this.now();
     const failed = await this.repo.fail(
       job.id,
@@ -285,7 +307,7 @@ export class VideoRunner {
         video_id: job.id,
         machine: job.machine,
         code: failure.code,
-        ...(detail ? { reason: detail.slice(0, 300) } : {}),
+        ...why,
       },
       "video job failed",
     );
@@ -332,11 +354,11 @@ export class VideoRunner {
     } catch (error) {
       if (signal.aborted) throw error;
       if (failure?.kind === "status" && failure.status === 404) {
-        await this.fail(job, FAILURES.lost, failure.message);
+        await this.fail(job, FAILURES.lost, upstreamLogFields(failure));
         throw new JobFinished();
       }
       if (failure?.kind === "protocol") {
-        await this.fail(job, FAILURES.unreadable, failure.message);
+        await this.fail(job, FAILURES.unreadable, upstreamLogFields(failure));
         throw new JobFinished();
       }
       throw this.later();

@@ -15,6 +15,8 @@ export interface ClaimedJob {
   data: unknown;
   /** Failed runs before this one. */
   attempts: number;
+  /** Runs before this one that began and never ended: their process died. */
+  deaths: number;
   token: Date;
 }
 
@@ -62,8 +64,14 @@ export class DurableJobsRepository {
   /**
    * Takes the next due job of one of `names` whose lease is free or ran out, and leases it for
    * `leaseMs`. SKIP LOCKED lets concurrent claimers pass each other instead of queueing on one row.
+   * The claim marks the run as begun; a mark found there (a run that never ended) counts a death.
+   * `fresh` takes only jobs that never died: a process already running jobs takes no suspect.
    */
-  async claim(names: readonly string[], leaseMs: number): Promise<ClaimedJob | undefined> {
+  async claim(
+    names: readonly string[],
+    leaseMs: number,
+    options: { fresh?: boolean } = {},
+  ): Promise<ClaimedJob | undefined> {
     if (names.length === 0) return undefined;
     const due = this.db
       .select({ id: durableJobs.id })
@@ -73,6 +81,7 @@ export class DurableJobsRepository {
           inArray(durableJobs.name, [...names]),
           lte(durableJobs.runAt, sql`now()`),
           or(isNull(durableJobs.lockedUntil), lte(durableJobs.lockedUntil, sql`now()`)),
+          options.fresh ? and(eq(durableJobs.deaths, 0), isNull(durableJobs.runningSince)) : undefined,
         ),
       )
       .orderBy(asc(durableJobs.runAt), asc(durableJobs.createdAt))
@@ -80,7 +89,11 @@ export class DurableJobsRepository {
       .for("update", { skipLocked: true });
     const rows = await this.db
       .update(durableJobs)
-      .set({ lockedUntil: leaseEnd(leaseMs) })
+      .set({
+        lockedUntil: leaseEnd(leaseMs),
+        deaths: sql`${durableJobs.deaths} + (${durableJobs.runningSince} is not null)::int`,
+        runningSince: sql`now()`,
+      })
       .where(eq(durableJobs.id, sql`(${due})`))
       .returning({
         id: durableJobs.id,
@@ -88,6 +101,7 @@ export class DurableJobsRepository {
         // As text, parsed here: the drivers would turn a JSON string holding a number into that number.
         data: sql<string>`${durableJobs.data}::text`,
         attempts: durableJobs.attempts,
+        deaths: durableJobs.deaths,
         token: durableJobs.lockedUntil,
       });
     const row = rows[0];
@@ -97,6 +111,7 @@ export class DurableJobsRepository {
       name: row.name,
       data: JSON.parse(row.data),
       attempts: row.attempts,
+      deaths: row.deaths,
       token: row.token,
     };
   }
@@ -121,7 +136,7 @@ export class DurableJobsRepository {
   async defer(job: ClaimedJob, delayMs: number): Promise<boolean> {
     const rows = await this.db
       .update(durableJobs)
-      .set({ runAt: after(delayMs), lockedUntil: null })
+      .set({ runAt: after(delayMs), lockedUntil: null, runningSince: null })
       .where(held(job))
       .returning({ id: durableJobs.id });
     return rows.length > 0;
@@ -131,7 +146,7 @@ export class DurableJobsRepository {
   async release(job: ClaimedJob): Promise<boolean> {
     const rows = await this.db
       .update(durableJobs)
-      .set({ lockedUntil: null })
+      .set({ lockedUntil: null, runningSince: null })
       .where(held(job))
       .returning({ id: durableJobs.id });
     return rows.length > 0;
@@ -146,7 +161,12 @@ export class DurableJobsRepository {
     if (dropped.length > 0) return "dropped";
     const kept = await this.db
       .update(durableJobs)
-      .set({ attempts: sql`${durableJobs.attempts} + 1`, runAt: after(options.backoffMs), lockedUntil: null })
+      .set({
+        attempts: sql`${durableJobs.attempts} + 1`,
+        runAt: after(options.backoffMs),
+        lockedUntil: null,
+        runningSince: null,
+      })
       .where(held(job))
       .returning({ id: durableJobs.id });
     return kept.length > 0 ? "retry" : "lost";

@@ -29,6 +29,7 @@ export interface KbPassagesOptions {
 
 // A few hundred kB of SQL a statement: large enough for few round trips, far from any limit.
 const INSERT_BATCH = 64;
+const APPEND_ROWS = 4;
 // HNSW's candidate list (ef_search): pgvector's default of 40, or twice k when more are asked,
 // so that the approximate index stays close to exact; 1000 is pgvector's upper limit.
 const MIN_EF_SEARCH = 40;
@@ -92,6 +93,41 @@ export class KbPassagesRepository {
       }
       return rows.length;
     });
+  }
+
+  /**
+   * Adds passages to a document, a few per statement and without a transaction, so that the
+   * database is never held long. Returns how many were written: 0 when the document is gone.
+   */
+  async append(documentId: string, kbId: string, passages: readonly NewPassage[]): Promise<number> {
+    if (passages.length === 0) return 0;
+    const rows = passages.map((passage) => {
+      toEmbedding(passage.embedding, `the embedding of passage ${passage.ordinal}`);
+      return {
+        kbId,
+        documentId,
+        ordinal: passage.ordinal,
+        text: passage.text,
+        page: passage.page,
+        heading: passage.heading,
+        embedding: Array.from(passage.embedding),
+      };
+    });
+    try {
+      // A few rows a statement: on the embedded database each row costs milliseconds (its vector
+      // goes into the HNSW index), and every other query waits for the statement in progress.
+      for (let start = 0; start < rows.length; start += APPEND_ROWS) {
+        await this.db.insert(kbPassages).values(rows.slice(start, start + APPEND_ROWS));
+      }
+      return rows.length;
+    } catch (error) {
+      const gone = await this.db
+        .select({ id: kbDocuments.id })
+        .from(kbDocuments)
+        .where(eq(kbDocuments.id, documentId));
+      if (gone.length === 0) return 0;
+      throw error;
+    }
   }
 
   /** Deletes a document's passages; returns how many. */

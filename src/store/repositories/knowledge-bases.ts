@@ -1,6 +1,6 @@
 import type { Database } from "../database.ts";
 import { and, asc, desc, eq, inArray, ne, or, sql } from "../drizzle.ts";
-import { kbDocuments, knowledgeBases } from "../schema.ts";
+import { kbDocumentParts, kbDocuments, knowledgeBases } from "../schema.ts";
 
 /** A knowledge base as stored, with its documents counted. */
 export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect & {
@@ -8,7 +8,7 @@ export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect & {
   readyDocuments: number;
 };
 /** A document as stored, without its file. */
-export type KbDocumentRow = Omit<typeof kbDocuments.$inferSelect, "content">;
+export type KbDocumentRow = typeof kbDocuments.$inferSelect;
 
 const DOCUMENT = {
   id: kbDocuments.id,
@@ -105,21 +105,45 @@ export class KnowledgeBasesRepository {
     await this.db.delete(knowledgeBases).where(eq(knowledgeBases.id, id));
   }
 
-  /** Stores an uploaded document, queued for reading. */
+  /**
+   * A new document whose file is being stored (`receiving`: not read, not listed as queued to the
+   * upkeep, so that no job reads a file stored halfway); `received` then queues it.
+   */
   async addDocument(document: {
     kbId: string;
     filename: string;
     format: string;
     sizeBytes: number;
-    content: Buffer;
   }): Promise<KbDocumentRow> {
     const rows = await this.db
       .insert(kbDocuments)
-      .values({ ...document, status: "queued" })
+      .values({ ...document, status: "receiving" })
       .returning(DOCUMENT);
     const row = rows[0];
     if (!row) throw new Error("the document could not be stored");
     return row;
+  }
+
+  /** The document's file is stored whole: it is queued for reading. */
+  async received(id: string): Promise<void> {
+    await this.db
+      .update(kbDocuments)
+      .set({ status: "queued", updatedAt: sql`now()` })
+      .where(and(eq(kbDocuments.id, id), eq(kbDocuments.status, "receiving")));
+  }
+
+  /** Deletes documents whose upload never finished storing (the process stopped mid-way). */
+  async dropAbandonedUploads(olderThanSeconds: number): Promise<number> {
+    const rows = await this.db
+      .delete(kbDocuments)
+      .where(
+        and(
+          eq(kbDocuments.status, "receiving"),
+          sql`${kbDocuments.createdAt} < now() - make_interval(secs => ${olderThanSeconds})`,
+        ),
+      )
+      .returning({ id: kbDocuments.id });
+    return rows.length;
   }
 
   async documents(kbId: string): Promise<KbDocumentRow[]> {
@@ -135,32 +159,50 @@ export class KnowledgeBasesRepository {
     return rows[0];
   }
 
-  /** The uploaded file of a document not read yet. */
-  async documentContent(id: string): Promise<Buffer | undefined> {
-    const rows = await this.db
-      .select({ content: kbDocuments.content })
-      .from(kbDocuments)
-      .where(eq(kbDocuments.id, id));
-    return rows[0]?.content ?? undefined;
-  }
-
-  /** Moves a document to `processing`, if it is queued or was left processing by a stopped process. */
-  async startReading(id: string): Promise<boolean> {
+  /**
+   * Moves a document to `processing`, if it is queued or was left processing by a stopped process,
+   * and if its account has fewer than `perAccount` other documents being read (across instances):
+   * one user's pile of uploads is read a few at a time, never all at once. Returns `busy` when the
+   * account is at its bound, `gone` when the document is no longer to be read.
+   */
+  async startReading(id: string, perAccount: number): Promise<"started" | "busy" | "gone"> {
+    const others = sql`(
+      select count(*) from ${kbDocuments} d join ${knowledgeBases} b on b.id = d.kb_id
+      where d.status = 'processing' and d.id <> ${id}
+        and b.account_id = (select b2.account_id from ${knowledgeBases} b2 where b2.id = ${kbDocuments.kbId})
+    )`;
     const rows = await this.db
       .update(kbDocuments)
       .set({ status: "processing", updatedAt: sql`now()` })
-      .where(and(eq(kbDocuments.id, id), inArray(kbDocuments.status, ["queued", "processing"])))
+      .where(
+        and(
+          eq(kbDocuments.id, id),
+          inArray(kbDocuments.status, ["queued", "processing"]),
+          sql`${others} < ${perAccount}`,
+        ),
+      )
       .returning({ id: kbDocuments.id });
-    return rows.length === 1;
+    if (rows.length === 1) return "started";
+    const document = await this.document(id);
+    return document && (document.status === "queued" || document.status === "processing") ? "busy" : "gone";
+  }
+
+  /** A document being read goes back to `queued` (it waits for the embedding machines). */
+  async requeue(id: string): Promise<void> {
+    await this.db
+      .update(kbDocuments)
+      .set({ status: "queued", updatedAt: sql`now()` })
+      .where(and(eq(kbDocuments.id, id), eq(kbDocuments.status, "processing")));
   }
 
   /** A document read and embedded: ready, its file dropped. */
   async ready(id: string, facts: { passages: number; pages: number | null }): Promise<boolean> {
     const rows = await this.db
       .update(kbDocuments)
-      .set({ status: "ready", ...facts, error: null, content: null, updatedAt: sql`now()` })
+      .set({ status: "ready", ...facts, error: null, updatedAt: sql`now()` })
       .where(and(eq(kbDocuments.id, id), eq(kbDocuments.status, "processing")))
       .returning({ id: kbDocuments.id });
+    await this.dropFile(id);
     return rows.length === 1;
   }
 
@@ -168,8 +210,13 @@ export class KnowledgeBasesRepository {
   async failed(id: string, reason: string): Promise<void> {
     await this.db
       .update(kbDocuments)
-      .set({ status: "failed", error: reason, content: null, updatedAt: sql`now()` })
+      .set({ status: "failed", error: reason, updatedAt: sql`now()` })
       .where(and(eq(kbDocuments.id, id), inArray(kbDocuments.status, ["queued", "processing"])));
+    await this.dropFile(id);
+  }
+
+  private async dropFile(id: string): Promise<void> {
+    await this.db.delete(kbDocumentParts).where(eq(kbDocumentParts.documentId, id));
   }
 
   /** Deletes the other documents of the base with this file name (replaced by a new upload). */

@@ -1,7 +1,7 @@
 import { decodeText } from "./decode-text.ts";
 import { DocumentUnreadable } from "./document-unreadable.ts";
 import type { DocumentFormat } from "./extracted-document.ts";
-import { looksLikeZip, readZipDirectory } from "./zip-directory.ts";
+import { looksLikeZip, readZipDirectory, type ZipEntry } from "./zip-directory.ts";
 
 /** A document's format judged from its content; text formats come with their decoded text. */
 export type JudgedDocument = { format: "pdf" | "docx" } | { format: "txt" | "markdown"; text: string };
@@ -49,9 +49,10 @@ export function judgeContent(bytes: Buffer, filename: string): JudgedDocument {
   return { format: markdown ? "markdown" : "txt", text: decoded.text };
 }
 
-function looksLikePdf(bytes: Buffer): boolean {
+/** The PDF rule: `%PDF-` at the start, or near it with `%%EOF` at the end (`tail`: the last bytes). */
+export function looksLikePdf(bytes: Buffer, tail: Buffer = bytes): boolean {
   if (bytes.subarray(0, 5).toString("latin1") === "%PDF-") return true;
-  return bytes.subarray(0, 1024).includes("%PDF-") && bytes.subarray(-1024).includes("%%EOF");
+  return bytes.subarray(0, 1024).includes("%PDF-") && tail.subarray(-1024).includes("%%EOF");
 }
 
 const MARKDOWN_NAME = /\.(md|markdown)$/i;
@@ -85,7 +86,11 @@ export function looksLikeMarkdown(text: string): boolean {
 }
 
 function judgeZip(bytes: Buffer): "docx" {
-  const entries = readZipDirectory(bytes);
+  return judgeZipEntries(readZipDirectory(bytes));
+}
+
+/** The ZIP rule on an archive's directory (undefined: none could be read). */
+export function judgeZipEntries(entries: ZipEntry[] | undefined): "docx" {
   if (!entries) {
     throw new DocumentUnreadable(
       "corrupt",

@@ -13,6 +13,8 @@ export interface DocumentLimits {
   maxDocxUnpackedBytes: number;
   /** Most bytes of XML a DOCX may unpack to: the parts the Word reader parses into memory. */
   maxDocxXmlBytes: number;
+  /** Most bytes the compressed streams of a PDF may unpack to, all together (checked by inflating them). */
+  maxPdfUnpackedBytes: number;
 }
 
 const MB = 1024 * 1024;
@@ -27,6 +29,8 @@ export const DEFAULT_DOCUMENT_LIMITS: Readonly<DocumentLimits> = Object.freeze({
   maxDocxUnpackedBytes: 200 * MB,
   // Parsing XML costs several times its size in memory; 64 MB of XML is thousands of pages.
   maxDocxXmlBytes: 64 * MB,
+  // Text, fonts and pictures of a 50 MB PDF unpack to a few times its size; a bomb to thousands.
+  maxPdfUnpackedBytes: 256 * MB,
 });
 
 /** The defaults with the given overrides. */

@@ -5,7 +5,8 @@ export type DocumentProblem =
   | "corrupt" // claims to be a PDF or DOCX but cannot be parsed
   | "encrypted" // password-protected
   | "no_text" // parsed, but holds no text (a scanned PDF)
-  | "too_large"; // over one of the caps in DocumentLimits
+  | "too_large" // over one of the caps in DocumentLimits
+  | "too_demanding"; // its reading needed more memory or time than one document is given
 
 /**
  * A document Zona cannot read. `reason` is shown to the user as it is, so it is written in plain

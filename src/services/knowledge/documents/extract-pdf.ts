@@ -2,6 +2,7 @@ import { getDocumentProxy } from "unpdf";
 import type { DocumentLimits } from "./document-limits.ts";
 import { DocumentUnreadable } from "./document-unreadable.ts";
 import type { ExtractedDocument } from "./extracted-document.ts";
+import { pdfUnpackedSize } from "./pdf-streams.ts";
 import { SectionBuilder } from "./section-builder.ts";
 
 /** The parts of a pdf.js text item this file reads. */
@@ -26,8 +27,19 @@ interface Line {
  */
 export async function extractPdf(
   bytes: Uint8Array,
-  limits: Pick<DocumentLimits, "maxPages" | "maxTextChars">,
+  limits: Pick<DocumentLimits, "maxPages" | "maxTextChars" | "maxPdfUnpackedBytes">,
 ): Promise<ExtractedDocument> {
+  if (
+    pdfUnpackedSize(
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      limits.maxPdfUnpackedBytes,
+    ) === undefined
+  ) {
+    throw new DocumentUnreadable(
+      "too_large",
+      `The PDF unpacks to more than ${Math.floor(limits.maxPdfUnpackedBytes / (1024 * 1024))} MB of data, more than Zona reads from one file. Split it into smaller files and upload those.`,
+    );
+  }
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     // pdf.js takes over (detaches) the buffer it is given, hence the copy. No font code is run

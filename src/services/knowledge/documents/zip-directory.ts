@@ -1,3 +1,4 @@
+import type { FileHandle } from "node:fs/promises";
 import { promisify } from "node:util";
 import { inflateRaw } from "node:zlib";
 
@@ -43,6 +44,47 @@ export function readZipDirectory(bytes: Buffer): ZipEntry[] | undefined {
     if (!zip64) return undefined;
     ({ count, offset } = zip64);
   }
+  return parseDirectory(bytes, offset, count);
+}
+
+/** Most bytes of central directory read from a file: thousands of entries, far more than any DOCX has. */
+const MAX_DIRECTORY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * readZipDirectory for a file on disk, reading only its end and its directory (never the whole
+ * file): how an upload is judged without holding it in memory.
+ */
+export async function readZipDirectoryOfFile(
+  file: FileHandle,
+  size: number,
+): Promise<ZipEntry[] | undefined> {
+  const read = async (at: number, length: number): Promise<Buffer> => {
+    const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - at)));
+    const { bytesRead } = await file.read(buffer, 0, buffer.length, at);
+    return buffer.subarray(0, bytesRead);
+  };
+  const tailStart = Math.max(0, size - 22 - 0xffff - 20);
+  const tail = await read(tailStart, size - tailStart);
+  const end = findEndOfDirectory(tail);
+  if (end === undefined) return undefined;
+  let count = tail.readUInt16LE(end + 10);
+  let length = tail.readUInt32LE(end + 12);
+  let offset = tail.readUInt32LE(end + 16);
+  if (offset === MAX_U32 || count === 0xffff || length === MAX_U32) {
+    const locator = end - 20;
+    if (locator < 0 || tail.readUInt32LE(locator) !== ZIP64_LOCATOR) return undefined;
+    const record = await read(Number(tail.readBigUInt64LE(locator + 8)), 56);
+    if (record.length < 56 || record.readUInt32LE(0) !== ZIP64_EOCD) return undefined;
+    count = Number(record.readBigUInt64LE(32));
+    length = Number(record.readBigUInt64LE(40));
+    offset = Number(record.readBigUInt64LE(48));
+  }
+  if (length > MAX_DIRECTORY_BYTES || offset + length > size) return undefined;
+  return parseDirectory(await read(offset, length), 0, count);
+}
+
+function parseDirectory(bytes: Buffer, start: number, count: number): ZipEntry[] | undefined {
+  let offset = start;
   const entries: ZipEntry[] = [];
   for (let i = 0; i < count; i++) {
     if (offset + 46 > bytes.length || bytes.readUInt32LE(offset) !== CENTRAL_HEADER) return undefined;
