@@ -1,6 +1,6 @@
 import { Transform, type TransformCallback } from "node:stream";
 
-const HEADERS_END = Buffer.from("\r\n\r\n");
+const LINE_END = Buffer.from("\r\n");
 // busboy's own limit of a part's headers; longer ones it refuses, so they are passed on untouched.
 const MAX_HEADER_BYTES = 16 * 1024;
 const EMPTY_FILENAME = /(;[ \t]*filename[ \t]*=[ \t]*)""/gi;
@@ -29,6 +29,8 @@ class PartHeaderRewrite extends Transform {
   /** The line break assumed before the first delimiter, never passed on. */
   private unsent = 2;
   private inHeaders = false;
+  /** The line after the delimiter (the rest of the boundary line) has been passed on. */
+  private seenLine = false;
 
   constructor(boundary: string) {
     super();
@@ -38,26 +40,31 @@ class PartHeaderRewrite extends Transform {
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     let data = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
     for (;;) {
-      const end = data.indexOf(this.inHeaders ? HEADERS_END : this.delimiter);
+      // Headers go on line by line, so that busboy sees a malformed one as soon as it is complete.
+      const end = data.indexOf(this.inHeaders ? LINE_END : this.delimiter);
       if (end < 0 && this.inHeaders && data.length > MAX_HEADER_BYTES) {
         this.inHeaders = false;
         continue;
       }
       if (end < 0) {
-        const keep = this.inHeaders ? data.length : Math.min(data.length, this.delimiter.length - 1);
+        const keep = this.inHeaders ? data.length : partialDelimiter(data, this.delimiter);
         this.pass(data.subarray(0, data.length - keep));
         this.pending = data.subarray(data.length - keep);
         break;
       }
       if (this.inHeaders) {
-        const headers = data.subarray(0, end + HEADERS_END.length);
-        this.pass(Buffer.from(headers.toString("latin1").replace(EMPTY_FILENAME, '$1"."'), "latin1"));
-        data = data.subarray(headers.length);
+        const line = data.subarray(0, end + LINE_END.length);
+        // The boundary line's own end, then each header; an empty line ends the headers.
+        if (end === 0 && this.seenLine) this.inHeaders = false;
+        this.seenLine = true;
+        this.pass(Buffer.from(line.toString("latin1").replace(EMPTY_FILENAME, '$1"."'), "latin1"));
+        data = data.subarray(line.length);
       } else {
         this.pass(data.subarray(0, end + this.delimiter.length));
         data = data.subarray(end + this.delimiter.length);
+        this.inHeaders = true;
+        this.seenLine = false;
       }
-      this.inHeaders = !this.inHeaders;
     }
     done();
   }
@@ -72,4 +79,12 @@ class PartHeaderRewrite extends Transform {
     this.unsent -= skipped;
     if (bytes.length > skipped) this.push(bytes.subarray(skipped));
   }
+}
+
+/** How many bytes at the end of `data` could be the start of `delimiter` (held until the next chunk). */
+function partialDelimiter(data: Buffer, delimiter: Buffer): number {
+  for (let length = Math.min(data.length, delimiter.length - 1); length > 0; length--) {
+    if (data.subarray(data.length - length).equals(delimiter.subarray(0, length))) return length;
+  }
+  return 0;
 }

@@ -16,6 +16,9 @@ const RESTART_ONLY: ReadonlyArray<readonly string[]> = [
   ["engines", "connect_timeout_ms"],
   ["engines", "first_byte_timeout_ms"],
   ["engines", "idle_timeout_ms"],
+  ["knowledge", "read_memory_mb"],
+  ["knowledge", "read_timeout_seconds"],
+  ["knowledge", "concurrent_reads"],
 ];
 
 /** The configuration to put in force: the new one, with the restart-only options of the running one. */
