@@ -3,16 +3,14 @@
 // users, to one embedded Zona (a fresh data folder); while they are received and read, /healthz and
 // another user's list of conversations are asked every 250 ms and Zona's resident memory is sampled.
 // With DATABASE_URL and REDIS_URL set it runs distributed against them (a fresh database).
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import { FakeOpenAiServer } from "../../test/fakes/fake-openai-server.ts";
 import { FakeTeiServer } from "../../test/fakes/fake-tei-server.ts";
 import { setUpCrash, signedInAppUser } from "../../test/faults/crash-setup.ts";
+import { probeProcess } from "../../test/faults/probe-in-process.ts";
 import { createTestDatabase } from "../../test/helpers/test-store.ts";
 
-const PROBE = new URL("./probe-process.ts", import.meta.url).pathname;
 const uploads = Number(process.env.UPLOADS ?? 50);
 const megabytes = Number(process.env.UPLOAD_MB ?? 40);
 const userCount = Number(process.env.USERS ?? 6);
@@ -50,25 +48,6 @@ function bulkyPdf(size: number): Buffer {
     ),
   );
   return Buffer.concat(parts);
-}
-
-/** A probe in its own process (probe-process.ts); `stop()` gives the times of its answers. */
-function probeProcess(url: string, authorization?: string): { stop(): Promise<number[]> } {
-  const child = spawn(process.execPath, [PROBE, url, ...(authorization ? [authorization] : [])], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  const exited = once(child, "exit");
-  return {
-    async stop() {
-      child.kill("SIGTERM");
-      await exited;
-      return JSON.parse(out || "[]") as number[];
-    },
-  };
 }
 
 function percentile(values: number[], p: number): number {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { HostileDocument } from "../knowledge/hostile-documents.ts";
 import { type CrashSetup, signedInAppUser } from "./crash-setup.ts";
+import { probeProcess } from "./probe-in-process.ts";
 
 /**
  * The hostile-document experiment against a real Zona (test/faults/hostile-documents.test.ts at a
@@ -26,28 +27,6 @@ export interface DocumentState {
 async function rssMb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN) / 1024;
-}
-
-/** Asks `path` every 250 ms until stopped; keeps how long each answer took. */
-function probe(url: string, headers: Record<string, string> = {}): { stop(): Promise<number[]> } {
-  const waits: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      const response = await fetch(url, { headers, signal: AbortSignal.timeout(30_000) });
-      await response.arrayBuffer();
-      waits.push(performance.now() - started);
-      await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      return waits;
-    },
-  };
 }
 
 type AppCall = (token: string, path: string, init?: RequestInit) => Promise<Response>;
@@ -113,8 +92,8 @@ export async function runHostileDocuments(setup: CrashSetup, corpus: HostileDocu
     }),
   );
   const pid = setup.zona.pid as number;
-  const health = probe(`${url}/healthz`);
-  const other = probe(`${url}/api/v1/chat/sessions`, { authorization: `Bearer ${bystander}` });
+  const health = probeProcess(`${url}/healthz`);
+  const other = probeProcess(`${url}/api/v1/chat/sessions`, `Bearer ${bystander}`);
   try {
     const texts = await ingest(
       app,

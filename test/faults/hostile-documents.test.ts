@@ -8,7 +8,7 @@ import { setUpCrash } from "./crash-setup.ts";
 import { PROBE_EVERY_MS, runHostileDocuments } from "./hostile-documents-run.ts";
 
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
-const READ_TIMEOUT_SECONDS = 20;
+const READ_TIMEOUT_SECONDS = 10;
 
 describe("Untrusted work: a corpus of hostile documents is read away from the service", () => {
   // The long text files at 1 MB here (storing 15,000 passages takes minutes); `npm run faults:documents` reads them whole.

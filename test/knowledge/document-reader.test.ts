@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DocumentUnreadable } from "../../src/services/knowledge/documents/document-unreadable.ts";
 import { DocumentReader } from "../../src/services/knowledge/reading/document-reader.ts";
 import { readPassageBatches } from "../../src/services/knowledge/reading/passage-file.ts";
-import { Slots } from "../../src/services/knowledge/reading/slots.ts";
+import { Slots } from "../../src/slots.ts";
 import { hostileDocuments } from "./hostile-documents.ts";
 import { documentFixture } from "./kb-stack.ts";
 

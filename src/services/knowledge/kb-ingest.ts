@@ -187,6 +187,8 @@ export class KbIngest {
   private async fail(document: KbDocumentRow, reason: string): Promise<void> {
     await this.bases.failed(document.id, reason);
     await this.files.drop(document.id);
+    // Passages stored before the failure (a later batch refused) are not the document's.
+    await this.passages.deleteByDocument(document.id);
     this.log?.warn(
       { document_id: document.id, format: document.format, reason },
       "document could not be indexed",

@@ -1,11 +1,11 @@
-import { copyFile, mkdir, readdir, rm } from "node:fs/promises";
+import { copyFile, mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { isRowId } from "../ids.ts";
 import type { DocumentFiles } from "./document-files.ts";
 
 /**
  * Uploaded files in a folder of the embedded installation (one process owns its data folder, so
- * it is the only reader): storing costs a file copy, where the embedded database would take about
+ * it is the only reader): storing costs a rename or a file copy, where the embedded database would take about
  * a second a megabyte and keep the memory. Files of documents stored in the database before
  * (`older`) are still read from there.
  */
@@ -19,10 +19,16 @@ export class DiskDocumentFiles implements DocumentFiles {
     this.older = older;
   }
 
+  /** Moves the file in when it is on the same file system (no second write of it), else copies it. */
   async store(documentId: string, path: string): Promise<void> {
     this.made ??= mkdir(this.folder, { recursive: true, mode: 0o700 });
     await this.made;
-    await copyFile(path, this.pathOf(documentId));
+    try {
+      await rename(path, this.pathOf(documentId));
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "EXDEV") throw error;
+      await copyFile(path, this.pathOf(documentId));
+    }
   }
 
   async copyTo(documentId: string, path: string): Promise<boolean> {

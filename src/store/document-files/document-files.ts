@@ -4,7 +4,7 @@
  * files on disk, never whole in memory.
  */
 export interface DocumentFiles {
-  /** Keeps the file at `path` (which the caller removes afterwards) as the document's. */
+  /** Keeps the file at `path` as the document's (it may be moved away; the caller removes what is left). */
   store(documentId: string, path: string): Promise<void>;
   /** Writes the document's file to `path`; false when it has none (read already, or lost). */
   copyTo(documentId: string, path: string): Promise<boolean>;

@@ -2,11 +2,11 @@ import { type ChildProcess, fork } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
+import { Slots } from "../../../slots.ts";
 import { type DocumentLimits, documentLimits } from "../documents/document-limits.ts";
 import { DocumentUnreadable } from "../documents/document-unreadable.ts";
 import type { DocumentFormat } from "../documents/extracted-document.ts";
 import type { ReadAnswer, ReadRequest } from "./reader-messages.ts";
-import { Slots } from "./slots.ts";
 
 const SCRIPT = fileURLToPath(new URL("./reader-process.ts", import.meta.url));
 /** How often the reading process's memory is looked at. */
