@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { setTimeout as delay } from "node:timers/promises";
 import { Worker } from "node:worker_threads";
 import {
   errorFrom,
@@ -6,6 +8,9 @@ import {
   type ThreadOptions,
   type ThreadReady,
 } from "./thread-messages.ts";
+
+/** How long a closed thread may take to end by itself before it is terminated. */
+const CLOSE_EXIT_MS = 5_000;
 
 /** A statement's result as PGlite gives it (what Drizzle's PGlite driver reads). */
 export interface QueryResult {
@@ -124,8 +129,11 @@ export class PgliteThread implements ThreadTransaction {
     if (this.exited) return;
     try {
       await this.call({ op: "close" });
+      // The thread ends by itself after a close; terminate it only if it does not.
+      if (!this.exited)
+        await Promise.race([once(this.worker, "exit"), delay(CLOSE_EXIT_MS, undefined, { ref: false })]);
     } finally {
-      await this.worker.terminate();
+      if (!this.exited) await this.worker.terminate();
     }
   }
 

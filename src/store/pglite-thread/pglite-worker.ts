@@ -114,7 +114,12 @@ async function run(call: ThreadCall): Promise<unknown> {
 
 port.on("message", (call: ThreadCall) => {
   run(call).then(
-    (result) => port.postMessage({ id: call.id, ok: true, result } satisfies ThreadAnswer),
+    (result) => {
+      port.postMessage({ id: call.id, ok: true, result } satisfies ThreadAnswer);
+      // Closed: the thread ends by itself once its port is closed, rather than being terminated
+      // while the engine's WebAssembly memory is torn down.
+      if (call.op === "close") port.close();
+    },
     (error: unknown) =>
       port.postMessage({ id: call.id, ok: false, error: errorData(error) } satisfies ThreadAnswer),
   );
