@@ -1,43 +1,19 @@
 // The hostile-document corpus at full size through a real Zona: `npm run faults:documents`.
 // Embedded (a fresh data folder), or distributed with DATABASE_URL and REDIS_URL set (a fresh
 // database). READ_TIMEOUT_SECONDS (120, the default of the configuration) caps each reading.
-import { randomBytes } from "node:crypto";
-import { FakeOpenAiServer } from "../../test/fakes/fake-openai-server.ts";
-import { FakeTeiServer } from "../../test/fakes/fake-tei-server.ts";
-import { setUpCrash } from "../../test/faults/crash-setup.ts";
 import { runHostileDocuments } from "../../test/faults/hostile-documents-run.ts";
-import { createTestDatabase } from "../../test/helpers/test-store.ts";
 import { hostileDocuments } from "../../test/knowledge/hostile-documents.ts";
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
-}
+import { percentile, startFaultInstallation } from "./fault-installation.ts";
 
 async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL;
-  const redisUrl = process.env.REDIS_URL;
-  if (databaseUrl) process.env.TEST_DATABASE_URL = databaseUrl;
-  const database = databaseUrl && redisUrl ? await createTestDatabase() : undefined;
-  const tei = new FakeTeiServer();
-  const chat = new FakeOpenAiServer();
-  const embeddingUrl = (await tei.start()).url;
-  const engineUrl = (await chat.start()).url;
-  const setup = await setUpCrash({
-    engineUrl,
-    prepaid: false,
-    ...(database && redisUrl ? { shared: { databaseUrl: database.url, redisUrl } } : {}),
-    installation: {
-      embeddingUrl,
-      knowledge: { read_timeout_seconds: Number(process.env.READ_TIMEOUT_SECONDS ?? 120) },
-      redisPrefix: `documents-${randomBytes(4).toString("hex")}`,
-    },
+  const { setup, distributed, close } = await startFaultInstallation("documents", {
+    knowledge: { read_timeout_seconds: Number(process.env.READ_TIMEOUT_SECONDS ?? 120) },
   });
   try {
     const started = performance.now();
     const result = await runHostileDocuments(setup, hostileDocuments());
     console.log(
-      `${database ? "distributed" : "embedded"}: the whole corpus in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      `${distributed ? "distributed" : "embedded"}: the whole corpus in ${((performance.now() - started) / 1000).toFixed(0)} s`,
     );
     for (const { document, state } of result.results) {
       const took = (Date.parse(state.updated_at) - Date.parse(state.created_at)) / 1000;
@@ -58,11 +34,7 @@ async function main(): Promise<void> {
       `  Zona RSS after the readable texts ${result.rssBefore.toFixed(0)} MB, after the hostile documents ${result.rssAfter.toFixed(0)} MB`,
     );
   } finally {
-    await setup.zona.stop();
-    setup.remove();
-    await tei.close();
-    await chat.close();
-    await database?.drop();
+    await close();
   }
 }
 

@@ -5,11 +5,9 @@
 // With DATABASE_URL and REDIS_URL set it runs distributed against them (a fresh database).
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { FakeOpenAiServer } from "../../test/fakes/fake-openai-server.ts";
-import { FakeTeiServer } from "../../test/fakes/fake-tei-server.ts";
-import { setUpCrash, signedInAppUser } from "../../test/faults/crash-setup.ts";
+import { signedInAppUser } from "../../test/faults/crash-setup.ts";
 import { probeProcess } from "../../test/faults/probe-in-process.ts";
-import { createTestDatabase } from "../../test/helpers/test-store.ts";
+import { percentile, startFaultInstallation } from "./fault-installation.ts";
 
 const uploads = Number(process.env.UPLOADS ?? 50);
 const megabytes = Number(process.env.UPLOAD_MB ?? 40);
@@ -50,26 +48,8 @@ function bulkyPdf(size: number): Buffer {
   return Buffer.concat(parts);
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
-}
-
 async function main(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL;
-  const redisUrl = process.env.REDIS_URL;
-  if (databaseUrl) process.env.TEST_DATABASE_URL = databaseUrl;
-  const database = databaseUrl && redisUrl ? await createTestDatabase() : undefined;
-  const tei = new FakeTeiServer();
-  const chat = new FakeOpenAiServer();
-  const embeddingUrl = (await tei.start()).url;
-  const engineUrl = (await chat.start()).url;
-  const setup = await setUpCrash({
-    engineUrl,
-    prepaid: false,
-    ...(database && redisUrl ? { shared: { databaseUrl: database.url, redisUrl } } : {}),
-    installation: { embeddingUrl, redisPrefix: `uploads-${randomBytes(4).toString("hex")}` },
-  });
+  const { setup, distributed, close } = await startFaultInstallation("uploads");
   const url = setup.zona.url;
   const pid = setup.zona.pid as number;
   const rss = async () =>
@@ -146,7 +126,7 @@ async function main(): Promise<void> {
     const times = answers.filter((answer) => answer.status === 202).map((answer) => answer.ms);
     console.log(
       [
-        `${database ? "distributed" : "embedded"}: ${uploads} uploads of ${megabytes} MB from ${userCount} users at once`,
+        `${distributed ? "distributed" : "embedded"}: ${uploads} uploads of ${megabytes} MB from ${userCount} users at once`,
         `  answers ${JSON.stringify(statuses)}; 202 answered in p50 ${(percentile(times, 0.5) / 1000).toFixed(1)} s, max ${(Math.max(...times) / 1000).toFixed(1)} s; all answered after ${(answeredMs / 1000).toFixed(1)} s; all read after ${(readMs / 1000).toFixed(1)} s`,
         `  Zona RSS: idle ${idle.toFixed(0)} MB, peak ${peak.toFixed(0)} MB (+${(peak - idle).toFixed(0)}), after ${after.toFixed(0)} MB (+${(after - idle).toFixed(0)})`,
         `  /healthz: p50 ${percentile(healthWaits, 0.5).toFixed(1)} ms, p99 ${percentile(healthWaits, 0.99).toFixed(1)} ms, max ${Math.max(...healthWaits).toFixed(1)} ms (${healthWaits.length} probes)`,
@@ -154,11 +134,7 @@ async function main(): Promise<void> {
       ].join("\n"),
     );
   } finally {
-    await setup.zona.stop();
-    setup.remove();
-    await tei.close();
-    await chat.close();
-    await database?.drop();
+    await close();
   }
 }
 

@@ -65,18 +65,7 @@ export class KbPassagesRepository {
    * the new ones, never a mix). Returns how many were written: 0 when the document is gone.
    */
   async replace(documentId: string, kbId: string, passages: readonly NewPassage[]): Promise<number> {
-    const rows = passages.map((passage) => {
-      toEmbedding(passage.embedding, `the embedding of passage ${passage.ordinal}`);
-      return {
-        kbId,
-        documentId,
-        ordinal: passage.ordinal,
-        text: passage.text,
-        page: passage.page,
-        heading: passage.heading,
-        embedding: Array.from(passage.embedding),
-      };
-    });
+    const rows = rowsOf(documentId, kbId, passages);
     return this.db.transaction(async (tx) => {
       // The document's row lock makes two replacements of one document take turns; otherwise
       // neither would delete the other's new passages and both sets would stay.
@@ -101,18 +90,7 @@ export class KbPassagesRepository {
    */
   async append(documentId: string, kbId: string, passages: readonly NewPassage[]): Promise<number> {
     if (passages.length === 0) return 0;
-    const rows = passages.map((passage) => {
-      toEmbedding(passage.embedding, `the embedding of passage ${passage.ordinal}`);
-      return {
-        kbId,
-        documentId,
-        ordinal: passage.ordinal,
-        text: passage.text,
-        page: passage.page,
-        heading: passage.heading,
-        embedding: Array.from(passage.embedding),
-      };
-    });
+    const rows = rowsOf(documentId, kbId, passages);
     try {
       // A few rows a statement: on the embedded database each row costs milliseconds (its vector
       // goes into the HNSW index), and every other query waits for the statement in progress.
@@ -217,4 +195,20 @@ export class KbPassagesRepository {
   private async support(): Promise<VectorSupport> {
     return this.forceScan ? { path: "scan" } : vectorSupport(this.db);
   }
+}
+
+/** The rows of passages to insert; a RangeError when an embedding is not EMBEDDING_DIMENSIONS finite numbers. */
+function rowsOf(documentId: string, kbId: string, passages: readonly NewPassage[]) {
+  return passages.map((passage) => {
+    toEmbedding(passage.embedding, `the embedding of passage ${passage.ordinal}`);
+    return {
+      kbId,
+      documentId,
+      ordinal: passage.ordinal,
+      text: passage.text,
+      page: passage.page,
+      heading: passage.heading,
+      embedding: Array.from(passage.embedding),
+    };
+  });
 }
