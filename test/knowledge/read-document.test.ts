@@ -1,12 +1,27 @@
 import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { judgeDocument } from "../../src/services/knowledge/documents/document-format.ts";
 import type { DocumentProblem } from "../../src/services/knowledge/documents/document-unreadable.ts";
+import { judgeFile } from "../../src/services/knowledge/documents/judge-file.ts";
 import {
   DocumentUnreadable,
   type ReadDocumentOptions,
   readDocument,
 } from "../../src/services/knowledge/documents/read-document.ts";
+
+/** The upload's judgement, as the upload route makes it: from a file on disk. */
+async function judged(bytes: Buffer, filename: string) {
+  const folder = await mkdtemp(join(tmpdir(), "zona-judge-"));
+  try {
+    const path = join(folder, "upload");
+    await writeFile(path, bytes);
+    return await judgeFile(path, bytes.length, filename);
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/documents/${name}`, import.meta.url));
 
@@ -163,7 +178,7 @@ describe("issue 13: the format is judged by content, not by file name or declare
     ["text mentioning %PDF- is text", Buffer.from("The header %PDF-1.7 starts every PDF.\n"), "a.txt", "txt"],
   ];
   it.each(cases)("%s", async (_title, bytes, filename, format) => {
-    expect(judgeDocument(bytes, filename)).toBe(format);
+    expect(await judged(bytes, filename)).toBe(format);
     expect((await readDocument(bytes, filename)).format).toBe(format);
   });
 
@@ -173,7 +188,7 @@ describe("issue 13: the format is judged by content, not by file name or declare
     expect(error.reason).toBe(
       "This file is a PNG image, not a document Zona can read. Zona reads PDF, Word (DOCX), plain text and Markdown files.",
     );
-    expect(() => judgeDocument(fixture("page-image.png"), "report.pdf")).toThrow(error.reason);
+    await expect(judged(fixture("page-image.png"), "report.pdf")).rejects.toThrow(error.reason);
   });
 });
 

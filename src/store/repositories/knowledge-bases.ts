@@ -1,6 +1,6 @@
 import type { Database } from "../database.ts";
 import { and, asc, desc, eq, inArray, ne, or, sql } from "../drizzle.ts";
-import { kbDocumentParts, kbDocuments, knowledgeBases } from "../schema.ts";
+import { kbDocuments, knowledgeBases } from "../schema.ts";
 
 /** A knowledge base as stored, with its documents counted. */
 export type KnowledgeBaseRow = typeof knowledgeBases.$inferSelect & {
@@ -195,28 +195,22 @@ export class KnowledgeBasesRepository {
       .where(and(eq(kbDocuments.id, id), eq(kbDocuments.status, "processing")));
   }
 
-  /** A document read and embedded: ready, its file dropped. */
+  /** A document read and embedded: ready (its file is dropped by the document files' store). */
   async ready(id: string, facts: { passages: number; pages: number | null }): Promise<boolean> {
     const rows = await this.db
       .update(kbDocuments)
       .set({ status: "ready", ...facts, error: null, updatedAt: sql`now()` })
       .where(and(eq(kbDocuments.id, id), eq(kbDocuments.status, "processing")))
       .returning({ id: kbDocuments.id });
-    await this.dropFile(id);
     return rows.length === 1;
   }
 
-  /** A document that cannot be read: failed with the reason, its file dropped. */
+  /** A document that cannot be read: failed with the reason (its file is dropped by the document files' store). */
   async failed(id: string, reason: string): Promise<void> {
     await this.db
       .update(kbDocuments)
       .set({ status: "failed", error: reason, updatedAt: sql`now()` })
       .where(and(eq(kbDocuments.id, id), inArray(kbDocuments.status, ["queued", "processing"])));
-    await this.dropFile(id);
-  }
-
-  private async dropFile(id: string): Promise<void> {
-    await this.db.delete(kbDocumentParts).where(eq(kbDocumentParts.documentId, id));
   }
 
   /** Deletes the other documents of the base with this file name (replaced by a new upload). */

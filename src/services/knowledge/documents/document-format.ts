@@ -1,20 +1,11 @@
 import { decodeText } from "./decode-text.ts";
 import { DocumentUnreadable } from "./document-unreadable.ts";
-import type { DocumentFormat } from "./extracted-document.ts";
 import { looksLikeZip, readZipDirectory, type ZipEntry } from "./zip-directory.ts";
 
 /** A document's format judged from its content; text formats come with their decoded text. */
 export type JudgedDocument = { format: "pdf" | "docx" } | { format: "txt" | "markdown"; text: string };
 
 const ACCEPTED = "Zona reads PDF, Word (DOCX), plain text and Markdown files.";
-
-/**
- * The format of an uploaded document, judged by its content (spec: PDF, DOCX, TXT, Markdown);
- * throws DocumentUnreadable with a reason for the user when it is none of them.
- */
-export function judgeDocument(bytes: Buffer, filename: string): DocumentFormat {
-  return judgeContent(bytes, filename).format;
-}
 
 /**
  * The format rule. Content decides, never the name or the declared type alone:
