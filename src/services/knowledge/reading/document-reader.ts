@@ -47,7 +47,6 @@ export class DocumentReader {
   private readonly options: DocumentReaderOptions;
   private readonly limits: DocumentLimits;
   private readonly slots: Slots;
-  private readonly running = new Set<ChildProcess>();
 
   constructor(options: DocumentReaderOptions) {
     this.options = options;
@@ -73,11 +72,6 @@ export class DocumentReader {
     }
   }
 
-  /** Stops every reading still running (the service is closing). */
-  close(): void {
-    for (const child of this.running) child.kill("SIGKILL");
-  }
-
   private readInProcess(request: ReadRequest, signal: AbortSignal | undefined): Promise<DocumentFacts> {
     const { memoryMb, timeoutMs } = this.options;
     // The heap gets what the process's own code and buffers leave of the cap.
@@ -87,7 +81,6 @@ export class DocumentReader {
       stdio: ["ignore", "ignore", "ignore", "ipc"],
       serialization: "advanced",
     });
-    this.running.add(child);
     lowerPriority(child);
     let ending: Ending | undefined;
     let answer: ReadAnswer | undefined;
@@ -110,11 +103,16 @@ export class DocumentReader {
     });
     child.send(request);
     return new Promise<DocumentFacts>((resolve, reject) => {
-      child.once("exit", (code, exitSignal) => {
+      let settled = false;
+      const settle = () => {
+        settled = true;
         clearTimeout(timer);
         clearInterval(watch);
         signal?.removeEventListener("abort", onAbort);
-        this.running.delete(child);
+      };
+      child.once("exit", (code, exitSignal) => {
+        if (settled) return;
+        settle();
         if (ending === "aborted") return reject(signal?.reason ?? new Error("the reading was stopped"));
         if (answer?.ok) {
           const { ok: _ok, ...facts } = answer;
@@ -127,10 +125,8 @@ export class DocumentReader {
       });
       child.once("error", (error) => {
         // The process could not be started: the service's own trouble, not the document's.
-        if (!this.running.has(child)) return;
-        this.running.delete(child);
-        clearTimeout(timer);
-        clearInterval(watch);
+        if (settled) return;
+        settle();
         reject(error);
       });
     });
