@@ -1,12 +1,20 @@
 import type { FastifyBaseLogger } from "fastify";
 import { insufficientCredits, spendingLimitReached } from "../http/errors.ts";
 import type { BillingMetrics } from "../metrics/billing-metrics.ts";
-import type { BillingRepository, SettleFacts } from "../store/repositories/billing.ts";
+import type {
+  BillingRepository,
+  ReservationRow,
+  ReserveRefusal,
+  SettleFacts,
+} from "../store/repositories/billing.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";
+import { type HoldTarget, MoneyBook } from "./money-book.ts";
 import { monthOf } from "./month.ts";
 import type { Payer } from "./payer.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
+import { FLUSH_WAIT_MS, Settlements } from "./settlements.ts";
 import { UsageBatcher } from "./usage-batcher.ts";
+import { usageRow } from "./usage-row.ts";
 
 /** What an endpoint says about a request before it runs. */
 export interface Charge {
@@ -23,10 +31,8 @@ export interface Charge {
   holdSeconds?: number;
 }
 
-const SETTLE_ATTEMPTS = 3;
-// How long a shutdown waits for requests that hold money to settle; past it, the sweep takes over.
-const DRAIN_WAIT_MS = 10_000;
 const SWEEP_EVERY_MS = 60_000;
+const EXPIRED = { costMicros: 0, units: {}, outcome: "expired", zone: null, machine: null, durationMs: null };
 
 /**
  * The one way endpoints pay: reserve the highest possible cost (402 when it does not fit), run,
@@ -41,11 +47,16 @@ export class BillingService {
   private readonly now: () => Date;
   private readonly log: FastifyBaseLogger | undefined;
   private readonly metrics: BillingMetrics | undefined;
-  /** Reservations not yet settled or released. */
-  private readonly open = new Set<string>();
-  private readonly pending = new Set<Promise<unknown>>();
-  private onAllClosed: (() => void) | undefined;
+  private readonly settlements: Settlements;
   private sweeper: NodeJS.Timeout | undefined;
+  /**
+   * Embedded mode (a usage journal: one process owns the data): the money book is the authority for
+   * what is left, read once from the database and changed in memory; without a journal, every
+   * reservation is a database transaction.
+   */
+  private readonly booked: boolean;
+  private book: MoneyBook | undefined;
+  private bookLoad: Promise<MoneyBook> | undefined;
 
   constructor(deps: {
     repo: BillingRepository;
@@ -58,6 +69,7 @@ export class BillingService {
     journal?: UsageJournal;
   }) {
     this.repo = deps.repo;
+    this.settlements = new Settlements(deps.log);
     this.metrics = deps.metrics;
     const metrics = deps.metrics;
     const log = deps.log;
@@ -75,6 +87,7 @@ export class BillingService {
           "could not write journaled usage records; they stay journaled and are retried",
         ),
     });
+    this.booked = deps.journal !== undefined;
     this.prepaid = deps.prepaid;
     this.holdSeconds = deps.holdSeconds;
     this.now = deps.now ?? (() => new Date());
@@ -84,39 +97,96 @@ export class BillingService {
   /**
    * Holds the highest possible cost, or throws the spec's 402. A key without a monthly limit on an
    * installation without prepaid credits has nothing that could be overspent: nothing is held, and
-   * settling only writes the usage record (one statement instead of two transactions).
+   * settling only writes the usage record. Embedded, the hold is taken in the money book and settling
+   * writes the usage record in the same batch as those (the journal makes it durable at once);
+   * otherwise it is a reservation row, settled by a transaction.
    */
   async reserve(charge: Charge): Promise<Reservation> {
     const now = this.now();
     const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
     const month = monthOf(now);
     if (!this.prepaid && charge.principal.monthlyLimitMicros === null) {
-      this.open.add(charge.requestId);
+      this.settlements.opened(charge.requestId);
       return new Reservation(charge.requestId, amount, {
-        close: (id, facts) =>
-          this.track(id, charge, amount, facts, "batched", () =>
-            this.usage.record({
-              requestId: id,
-              keyId: charge.principal.keyId,
-              accountId: charge.principal.accountId,
-              month,
-              endpoint: charge.endpoint,
-              model: charge.model,
-              ...facts,
-              // As with a reservation: never more than the highest possible cost announced.
-              costMicros: Math.max(0, Math.min(facts.costMicros, amount)),
-              // The real time, as the database's now() was: it orders records, the (test) clock makes months.
-              createdMs: Date.now(),
-            }),
-          ),
+        close: (id, facts) => this.closeUnheld(id, charge, amount, month, facts),
+      });
+    }
+    if (this.booked) {
+      const book = this.book ?? (await this.loadedBook());
+      this.refuse(
+        book.hold(
+          {
+            requestId: charge.requestId,
+            ...this.targetOf(charge, month),
+            endpoint: charge.endpoint,
+            model: charge.model,
+            amountMicros: amount,
+            expiresAt: now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000,
+          },
+          charge.principal.monthlyLimitMicros,
+        ),
+      );
+      this.settlements.opened(charge.requestId);
+      return new Reservation(charge.requestId, amount, {
+        close: (id, facts) => this.closeBooked(book, id, charge, amount, facts),
       });
     }
     await this.hold(charge, amount, now);
-    this.open.add(charge.requestId);
+    this.settlements.opened(charge.requestId);
     return new Reservation(charge.requestId, amount, {
       close: (id, facts) =>
-        this.track(id, charge, amount, facts, "direct", () => this.repo.settle(id, facts)),
+        this.close(id, charge, amount, facts, "direct", () => this.repo.settle(id, facts)),
     });
+  }
+
+  /** Closes a request that held nothing: its usage record in the batch, its cost in the book. */
+  private closeUnheld(
+    requestId: string,
+    charge: Charge,
+    amount: number,
+    month: string,
+    facts: SettleFacts,
+  ): Promise<boolean> {
+    // As with a reservation: never more than the highest possible cost announced.
+    const cost = Math.max(0, Math.min(facts.costMicros, amount));
+    const keyId = charge.principal.keyId;
+    // A book still being read counts this record among the pending ones instead.
+    this.book?.spend(keyId, month, cost);
+    const row = usageRow(requestId, { ...charge.principal, month }, charge, { ...facts, costMicros: cost });
+    return this.close(
+      requestId,
+      charge,
+      amount,
+      facts,
+      "batched",
+      () => this.usage.record(row),
+      () => this.book?.spend(keyId, month, -cost),
+    );
+  }
+
+  /** Closes a hold of the money book: the room is free at once, the record goes in the batch. */
+  private closeBooked(
+    book: MoneyBook,
+    requestId: string,
+    charge: Charge,
+    amount: number,
+    facts: SettleFacts,
+  ): Promise<boolean> {
+    const closed = book.close(requestId, facts.costMicros);
+    // Released by the sweep already (it wrote the record): nothing is left to write.
+    if (!closed) return this.close(requestId, charge, amount, facts, "batched", async () => {});
+    const { hold, costMicros } = closed;
+    const row = usageRow(requestId, hold, charge, { ...facts, costMicros });
+    return this.close(
+      requestId,
+      charge,
+      amount,
+      { ...facts, costMicros },
+      "batched",
+      () => this.usage.record(row),
+      // No record, so no charge: the cost goes back (the hold is not taken again).
+      () => book.apply(hold, 0, -costMicros),
+    );
   }
 
   /**
@@ -126,54 +196,76 @@ export class BillingService {
    */
   async checkFits(charge: Charge): Promise<void> {
     if (!this.prepaid && charge.principal.monthlyLimitMicros === null) return;
+    const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
+    const month = monthOf(this.now());
+    if (this.booked) {
+      const book = this.book ?? (await this.loadedBook());
+      this.refuse(book.refusal(this.targetOf(charge, month), amount, charge.principal.monthlyLimitMicros));
+      return;
+    }
     await this.usage.writtenFor(charge.principal.keyId);
-    const refusal = await this.repo.wouldRefuse(
-      {
-        keyId: charge.principal.keyId,
-        accountId: charge.principal.accountId,
-        month: monthOf(this.now()),
-        amountMicros: Math.max(0, Math.ceil(charge.maxCostMicros)),
-        prepaid: this.prepaid,
-      },
-      charge.principal.monthlyLimitMicros,
+    this.refuse(
+      await this.repo.wouldRefuse(
+        {
+          keyId: charge.principal.keyId,
+          accountId: charge.principal.accountId,
+          month,
+          amountMicros: amount,
+          prepaid: this.prepaid,
+        },
+        charge.principal.monthlyLimitMicros,
+      ),
     );
-    if (refusal === "spending_limit_reached") {
-      this.metrics?.refused("spending_limit");
-      throw spendingLimitReached();
-    }
-    if (refusal === "insufficient_credits") {
-      this.metrics?.refused("insufficient_credits");
-      throw insufficientCredits();
-    }
   }
 
   /**
    * Holds the highest possible cost of a job that outlives its request (a video): always as a row
    * in the database, even where nothing could be overspent, so that whichever process finishes the
    * job (after a restart, on another instance) closes it by request id with `closeDurable`.
+   * Embedded, the book takes the hold first (it decides), then the row is written.
    */
   async reserveDurable(charge: Charge): Promise<void> {
-    await this.hold(charge, Math.max(0, Math.ceil(charge.maxCostMicros)), this.now());
+    const now = this.now();
+    const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
+    if (!this.booked) {
+      await this.hold(charge, amount, now);
+      return;
+    }
+    const book = this.book ?? (await this.loadedBook());
+    const target = this.targetOf(charge, monthOf(now));
+    this.refuse(book.holdAmount(target, amount, charge.principal.monthlyLimitMicros));
+    try {
+      await this.hold(charge, amount, now);
+    } catch (error) {
+      book.apply(target, amount, 0);
+      throw error;
+    }
   }
 
   /** Writes the reservation row in one atomic step, or throws the spec's 402 (and counts it). */
   private async hold(charge: Charge, amount: number, now: Date): Promise<void> {
     // The spend it checks includes the key's journaled records (a key whose limit was just set).
     await this.usage.writtenFor(charge.principal.keyId);
-    const refusal = await this.repo.reserve(
-      {
-        requestId: charge.requestId,
-        keyId: charge.principal.keyId,
-        accountId: charge.principal.accountId,
-        month: monthOf(now),
-        amountMicros: amount,
-        prepaid: this.prepaid,
-        endpoint: charge.endpoint,
-        model: charge.model,
-        expiresAt: new Date(now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000),
-      },
-      charge.principal.monthlyLimitMicros,
+    this.refuse(
+      await this.repo.reserve(
+        {
+          requestId: charge.requestId,
+          keyId: charge.principal.keyId,
+          accountId: charge.principal.accountId,
+          month: monthOf(now),
+          amountMicros: amount,
+          prepaid: this.prepaid,
+          endpoint: charge.endpoint,
+          model: charge.model,
+          expiresAt: new Date(now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000),
+        },
+        charge.principal.monthlyLimitMicros,
+      ),
     );
+  }
+
+  /** Throws the spec's 402 for a refusal (and counts it). */
+  private refuse(refusal: ReserveRefusal | undefined): void {
     if (refusal === "spending_limit_reached") {
       this.metrics?.refused("spending_limit");
       throw spendingLimitReached();
@@ -182,6 +274,15 @@ export class BillingService {
       this.metrics?.refused("insufficient_credits");
       throw insufficientCredits();
     }
+  }
+
+  private targetOf(charge: Charge, month: string): HoldTarget {
+    return {
+      keyId: charge.principal.keyId,
+      accountId: charge.principal.accountId,
+      month,
+      prepaid: this.prepaid,
+    };
   }
 
   /**
@@ -193,31 +294,17 @@ export class BillingService {
     facts: SettleFacts,
     about: { model: string | null; tier: string },
   ): Promise<boolean> {
-    const settling = this.settleWithRetry(requestId, facts);
-    const tracked = settling.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.pending.add(tracked);
-    try {
-      const record = await settling;
-      if (record) this.metrics?.settled(about.model, about.tier, facts.units, Number(record.costMicros));
-      return record !== undefined;
-    } finally {
-      this.pending.delete(tracked);
-    }
+    const record = (await this.settleDurable(requestId, facts))?.record;
+    if (record) this.metrics?.settled(about.model, about.tier, facts.units, Number(record.costMicros));
+    return record !== undefined;
   }
 
-  // As withRetry, but the last failure is thrown: the job's next run closes it then.
-  private async settleWithRetry(requestId: string, facts: SettleFacts) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.repo.settle(requestId, facts);
-      } catch (error) {
-        if (attempt >= SETTLE_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-      }
-    }
+  /** Closes a reservation row; embedded, the book follows what the row held and what was spent. */
+  private async settleDurable(requestId: string, facts: SettleFacts) {
+    const book = this.booked ? (this.book ?? (await this.loadedBook())) : undefined;
+    const settled = await this.settlements.retried(() => this.repo.settle(requestId, facts));
+    if (settled && book) bookClosed(book, settled.reservation, facts.costMicros);
+    return settled;
   }
 
   /** Reserve, run, then settle with what `run` measured; a failure releases everything and is rethrown. */
@@ -239,26 +326,12 @@ export class BillingService {
   }
 
   /**
-   * Waits until every open reservation is settled or released and written (graceful shutdown).
-   * A response's `close` event comes a tick after its connection closed, so even once the server
-   * has closed, a cut stream may still be about to settle: it is waited for, not assumed done.
+   * Waits until every open reservation is settled or released and written, and every usage record
+   * is in the database (graceful shutdown).
    */
   async drain(): Promise<void> {
-    if (this.open.size > 0) {
-      const allClosed = new Promise<void>((resolve) => {
-        this.onAllClosed = resolve;
-      });
-      const timeout = new Promise<void>((resolve) => setTimeout(resolve, DRAIN_WAIT_MS).unref());
-      await Promise.race([allClosed, timeout]);
-      if (this.open.size > 0) {
-        this.log?.warn(
-          { open: this.open.size },
-          "requests still hold money at shutdown; the sweep will release it",
-        );
-      }
-    }
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-    await this.usage.flush(DRAIN_WAIT_MS);
+    await this.settlements.drain();
+    await this.usage.flush(FLUSH_WAIT_MS);
   }
 
   /**
@@ -288,16 +361,9 @@ export class BillingService {
     let released = 0;
     try {
       for (const requestId of await this.repo.expired(this.now(), 500)) {
-        const facts = {
-          costMicros: 0,
-          units: {},
-          outcome: "expired",
-          zone: null,
-          machine: null,
-          durationMs: null,
-        };
-        if (await this.repo.settle(requestId, facts)) released += 1;
+        if (await this.settleDurable(requestId, { ...EXPIRED })) released += 1;
       }
+      released += await this.sweepBook();
       if (released > 0) this.log?.warn({ released }, "released reservations whose requests never finished");
     } catch (error) {
       this.log?.error({ err: error }, "reservation sweep failed");
@@ -305,51 +371,81 @@ export class BillingService {
     return released;
   }
 
+  /** Releases the book's holds whose requests never ended, each with its record at no cost. */
+  private async sweepBook(): Promise<number> {
+    const book = this.book;
+    if (!book) return 0;
+    const writes: Array<Promise<void>> = [];
+    for (const requestId of book.expired(this.now().getTime())) {
+      const closed = book.close(requestId, 0);
+      if (!closed) continue;
+      const { hold } = closed;
+      writes.push(this.usage.record(usageRow(requestId, hold, hold, { ...EXPIRED })));
+    }
+    await Promise.all(writes);
+    return writes.length;
+  }
+
   /**
-   * Runs the write that closes a request's money, tracked for a graceful shutdown; once written
-   * (durable), its tokens and cost (never more than was reserved) go to the metrics, and its write
-   * lag too when written `direct`ly (the group commit measures its own records: in the database,
-   * which with a journal is later than durable). Resolves whether it was written.
+   * The money book (embedded mode), read from the database on first use; undefined where the
+   * database holds the money. Operators' changes of credits go through it.
    */
-  private track(
+  moneyBook(): Promise<MoneyBook> | undefined {
+    if (!this.booked) return undefined;
+    return this.book ? Promise.resolve(this.book) : this.loadedBook();
+  }
+
+  /**
+   * Reads the book: what the database holds, plus the records made and not yet written, read as one
+   * while no batch is written; from the same tick on, every change passes through the book.
+   */
+  private loadedBook(): Promise<MoneyBook> {
+    this.bookLoad ??= this.usage
+      .readBeside(
+        () => this.repo.moneySnapshot(),
+        (snapshot, pending) => {
+          this.book = MoneyBook.read(snapshot, pending);
+        },
+      )
+      .then(
+        () => this.book as MoneyBook,
+        (error: unknown) => {
+          this.bookLoad = undefined;
+          throw error;
+        },
+      );
+    return this.bookLoad;
+  }
+
+  /**
+   * Runs the write that closes a request's money (tracked for a graceful shutdown, retried); once
+   * written (durable), its tokens and cost (never more than was reserved) go to the metrics, and its
+   * write lag too when written `direct`ly (the group commit measures its own records: in the
+   * database, which with a journal is later than durable). Resolves whether it was written.
+   */
+  private close(
     requestId: string,
     charge: Charge,
     amount: number,
     facts: SettleFacts,
     path: "direct" | "batched",
     write: () => Promise<unknown>,
+    undo?: () => void,
   ): Promise<boolean> {
     const madeAt = performance.now();
     const metrics = this.metrics;
-    const done = this.withRetry(requestId, write)
-      .then((written) => {
-        if (written && metrics) {
-          metrics.settled(charge.model, charge.tier ?? "", facts.units, Math.min(facts.costMicros, amount));
-          if (path === "direct") metrics.written((performance.now() - madeAt) / 1000);
-        }
-        return written;
-      })
-      .finally(() => this.pending.delete(done));
-    this.pending.add(done);
-    this.open.delete(requestId);
-    if (this.open.size === 0) this.onAllClosed?.();
-    return done;
-  }
-
-  // A transient database failure must not leave money held; if every attempt fails, the sweep
-  // gives the reservation back later (the request is then not charged). Resolves whether it wrote.
-  private async withRetry(requestId: string, write: () => Promise<unknown>): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await write();
-        return true;
-      } catch (error) {
-        if (attempt >= SETTLE_ATTEMPTS) {
-          this.log?.error({ err: error, request_id: requestId }, "could not settle a reservation");
-          return false;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    return this.settlements.close(requestId, write, undo).then((written) => {
+      if (written && metrics) {
+        metrics.settled(charge.model, charge.tier ?? "", facts.units, Math.min(facts.costMicros, amount));
+        if (path === "direct") metrics.written((performance.now() - madeAt) / 1000);
       }
-    }
+      return written;
+    });
   }
+}
+
+/** Moves a closed reservation row's hold out of the book and its cost (as the row's settlement took it) in. */
+function bookClosed(book: MoneyBook, reservation: ReservationRow, costMicros: number): void {
+  const cost = Math.max(0, Math.min(costMicros, reservation.amountMicros));
+  book.apply(reservation, reservation.amountMicros, cost);
 }

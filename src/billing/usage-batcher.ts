@@ -45,6 +45,12 @@ export class UsageBatcher {
   /** Rows acknowledged (journaled) and not yet in the database, oldest first. */
   private unwritten: Array<{ row: UsageRecordRow; seq: number; madeAt: number }> = [];
   private writing = false;
+  /** The running write of journaled rows, while `writing` (with a journal). */
+  private current: Promise<void> | undefined;
+  /** A read that must see the database and the pending rows as one is running: nothing is written. */
+  private reading = false;
+  /** Rows the journal refused while a read ran: written to the database once it has. */
+  private heldForRead: Waiting[] = [];
   private madeSeq = 0;
   private writtenSeq = 0;
   /** The newest unwritten record of each key that has one. */
@@ -146,7 +152,8 @@ export class UsageBatcher {
       journal.append(batch.map((entry) => entry.row));
     } catch {
       // A journal that cannot take them (a full disk): the database write itself makes them durable.
-      void this.writeNow(batch);
+      if (this.reading) this.heldForRead.push(...batch);
+      else void this.writeNow(batch);
       return;
     }
     for (const entry of batch) {
@@ -200,39 +207,73 @@ export class UsageBatcher {
   }
 
   /** With a journal: writes acknowledged rows in order; a refused batch is retried later, in order. */
-  private async writeUnwritten(): Promise<void> {
-    if (this.writing) return;
+  private writeUnwritten(): Promise<void> {
+    if (this.writing) return this.current ?? Promise.resolve();
     this.writing = true;
-    try {
-      while (this.unwritten.length > 0) {
-        const batch = this.unwritten.slice(0, MAX_BATCH);
-        try {
-          await this.repo.record(batch.map((entry) => entry.row));
-        } catch (error) {
-          this.onWriteFailed?.(error);
-          this.failReaders(error);
-          if (this.stopping) return;
-          this.retryTimer = setTimeout(() => {
-            this.retryTimer = undefined;
-            void this.writeUnwritten();
-          }, this.retryMs);
-          this.retryTimer.unref();
-          this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
-          return;
-        }
-        this.retryMs = RETRY_FIRST_MS;
-        this.unwritten.splice(0, batch.length);
-        this.batchWritten(batch);
-        this.writtenSeq = batch[batch.length - 1]?.seq ?? this.writtenSeq;
-        for (const { row } of batch) {
-          const last = row.keyId ? this.lastSeqOfKey.get(row.keyId) : undefined;
-          if (row.keyId && last !== undefined && last <= this.writtenSeq) this.lastSeqOfKey.delete(row.keyId);
-        }
-        this.wakeReaders();
+    this.current = this.writeAllUnwritten().finally(() => {
+      this.writing = false;
+      this.current = undefined;
+    });
+    return this.current;
+  }
+
+  private async writeAllUnwritten(): Promise<void> {
+    while (this.unwritten.length > 0) {
+      const batch = this.unwritten.slice(0, MAX_BATCH);
+      try {
+        await this.repo.record(batch.map((entry) => entry.row));
+      } catch (error) {
+        this.onWriteFailed?.(error);
+        this.failReaders(error);
+        if (this.stopping) return;
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          void this.writeUnwritten();
+        }, this.retryMs);
+        this.retryTimer.unref();
+        this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+        return;
       }
-      this.journal?.written();
+      this.retryMs = RETRY_FIRST_MS;
+      this.unwritten.splice(0, batch.length);
+      this.batchWritten(batch);
+      this.writtenSeq = batch[batch.length - 1]?.seq ?? this.writtenSeq;
+      for (const { row } of batch) {
+        const last = row.keyId ? this.lastSeqOfKey.get(row.keyId) : undefined;
+        if (row.keyId && last !== undefined && last <= this.writtenSeq) this.lastSeqOfKey.delete(row.keyId);
+      }
+      this.wakeReaders();
+    }
+    this.journal?.written();
+  }
+
+  /**
+   * Runs `read` (of what the database holds) while no record is written, and hands its result with
+   * the records made but not yet in the database to `use`, in the same tick: the two together are
+   * then exactly every record made so far. With a journal only.
+   */
+  async readBeside<T>(
+    read: () => Promise<T>,
+    use: (result: T, pending: UsageRecordRow[]) => void,
+  ): Promise<void> {
+    if (!this.journal) throw new Error("readBeside needs the usage journal");
+    while (this.current) await this.current.catch(() => {});
+    this.writing = true;
+    this.reading = true;
+    try {
+      const result = await read();
+      use(result, [
+        ...this.unwritten.map((entry) => entry.row),
+        ...this.incoming.map((entry) => entry.row),
+        ...this.heldForRead.map((entry) => entry.row),
+      ]);
     } finally {
       this.writing = false;
+      this.reading = false;
+      const held = this.heldForRead;
+      this.heldForRead = [];
+      if (held.length > 0) void this.writeNow(held);
+      if (this.unwritten.length > 0) this.writeSoon(0);
     }
   }
 

@@ -114,7 +114,6 @@ export function createServices(
     now,
     cache: keyCache,
   });
-  const credits = new CreditsService(new CreditsRepository(store.db), accounts);
   const billing = new BillingService({
     repo: new BillingRepository(store.db),
     prepaid: config.installation.prepaid,
@@ -124,12 +123,14 @@ export function createServices(
     ...(log ? { log } : {}),
     ...(metrics.billing ? { metrics: metrics.billing } : {}),
   });
+  const credits = new CreditsService(new CreditsRepository(store.db), accounts, billing);
   const usage = new UsageService({
     repo: new UsageRepository(store.db),
     accounts,
     keys,
     now,
     written: () => billing.usageWritten(),
+    bookedSpend: async (keyId, month) => (await billing.moneyBook())?.keySpend(keyId, month),
   });
   const activationsRepo = new ModelActivationsRepository(store.db);
   const mailOutbox = new MailOutboxRepository(store.db);

@@ -1,21 +1,25 @@
 import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
+import type { MoneyBook } from "../billing/money-book.ts";
 import { invalidRequest } from "../http/errors.ts";
-import type { Balance, CreditsRepository } from "../store/repositories/credits.ts";
+import type { Balance, CreditsRepository, TakeChange } from "../store/repositories/credits.ts";
 import type { AccountsService } from "./accounts.ts";
 
 /** Prepaid credits of accounts, set and topped up by the operator. */
 export class CreditsService {
   private readonly repo: CreditsRepository;
   private readonly accounts: AccountsService;
-  constructor(repo: CreditsRepository, accounts: AccountsService) {
+  private readonly money: MoneyOfBilling;
+  constructor(repo: CreditsRepository, accounts: AccountsService, money: MoneyOfBilling) {
     this.repo = repo;
     this.accounts = accounts;
+    this.money = money;
   }
 
   /** The balance and what requests in flight hold of it, in micro-units. */
   async balance(accountId: string): Promise<Balance> {
     await this.accounts.get(accountId);
-    return this.repo.balance(accountId);
+    const book = await this.money.moneyBook();
+    return book ? book.balance(accountId) : this.repo.balance(accountId);
   }
 
   async set(accountId: string, balance: number, note: string | null): Promise<Balance> {
@@ -23,7 +27,9 @@ export class CreditsService {
     if (!(balance >= 0 && balance <= MAX_AMOUNT)) {
       throw invalidRequest(`'balance' must be between 0 and ${MAX_AMOUNT}.`, { param: "balance" });
     }
-    const next = await this.repo.set(accountId, toMicros(balance), note);
+    const next = await this.change(accountId, (take) =>
+      this.repo.set(accountId, toMicros(balance), note, take),
+    );
     if (next === undefined) throw belowHeld("balance");
     return next;
   }
@@ -36,10 +42,45 @@ export class CreditsService {
         param: "amount",
       });
     }
-    const next = await this.repo.add(accountId, toMicros(amount), note);
+    const next = await this.change(accountId, (take) =>
+      this.repo.add(accountId, toMicros(amount), note, take),
+    );
     if (next === undefined) throw belowHeld("amount");
     return next;
   }
+
+  /**
+   * Embedded, the money book decides what is held and left: the change is taken there in the
+   * transaction (given back if the transaction fails), once the usage records before it are written.
+   */
+  private async change(
+    accountId: string,
+    write: (take: TakeChange | undefined) => Promise<Balance | undefined>,
+  ): Promise<Balance | undefined> {
+    const book = await this.money.moneyBook();
+    if (!book) return write(undefined);
+    await this.money.usageWritten();
+    let taken = 0;
+    try {
+      const next = await write((amount) => {
+        const { balanceMicros, heldMicros } = book.balance(accountId);
+        if (balanceMicros + amount < Math.max(0, heldMicros)) return false;
+        book.changeBalance(accountId, amount);
+        taken = amount;
+        return true;
+      });
+      return next && book.balance(accountId);
+    } catch (error) {
+      book.changeBalance(accountId, -taken);
+      throw error;
+    }
+  }
+}
+
+/** What credits need of billing: its money book (embedded mode), and when usage is written. */
+export interface MoneyOfBilling {
+  moneyBook(): Promise<MoneyBook> | undefined;
+  usageWritten(): Promise<void>;
 }
 
 function belowHeld(param: string) {

@@ -15,6 +15,12 @@ export interface UsageSummary {
   keySpend: { spentMicros: number; reservedMicros: number; monthlyLimitMicros: number | null } | null;
 }
 
+/** A key's month as the money book holds it (what it holds now included), where there is one. */
+export type BookedSpend = (
+  keyId: string,
+  month: string,
+) => Promise<{ spentMicros: number; reservedMicros: number } | undefined>;
+
 /** Usage records as operators read them: per key, per account, per month. */
 export class UsageService {
   private readonly repo: UsageRepository;
@@ -22,16 +28,22 @@ export class UsageService {
   private readonly keys: ApiKeysService;
   private readonly now: () => Date;
   private readonly written: () => Promise<void>;
+  private readonly bookedSpend: BookedSpend;
 
-  /** `written` resolves once the records of every answer that has ended are in the database. */
+  /**
+   * `written` resolves once the records of every answer that has ended are in the database;
+   * `bookedSpend` is a key's month as the money book holds it (embedded), undefined elsewhere.
+   */
   constructor(deps: {
     repo: UsageRepository;
     accounts: AccountsService;
     keys: ApiKeysService;
     now: () => Date;
     written: () => Promise<void>;
+    bookedSpend: BookedSpend;
   }) {
     this.repo = deps.repo;
+    this.bookedSpend = deps.bookedSpend;
     this.written = deps.written;
     this.accounts = deps.accounts;
     this.keys = deps.keys;
@@ -53,7 +65,7 @@ export class UsageService {
     if (filter.keyId) {
       const key = await this.keys.get(filter.keyId);
       keySpend = {
-        ...(await this.repo.keySpend(filter.keyId, month)),
+        ...((await this.bookedSpend(filter.keyId, month)) ?? (await this.repo.keySpend(filter.keyId, month))),
         monthlyLimitMicros: key.monthlyLimitMicros,
       };
     }

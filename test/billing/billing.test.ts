@@ -59,6 +59,22 @@ describe.each(STORE_KINDS)("Money (%s): reserve the highest possible cost, settl
     expect((await readJson(refused)).error).toMatchObject({ code: "spending_limit_reached" });
   });
 
+  it("operator usage summary: key_spend.reserved shows what a request in flight holds", async () => {
+    const { key, keyId } = await t.newKey({ key: { monthly_limit: 100 } });
+    const response = await t.fetch("/v1/test-stream", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const during = await t.admin("GET", `/usage/summary?key_id=${keyId}`);
+    expect(during.body.key_spend).toMatchObject({ spent: 0, reserved: STREAM_CHUNKS * CHUNK_COST });
+    while (!(await reader.read()).done) {}
+    await expect
+      .poll(async () => (await t.admin("GET", `/usage/summary?key_id=${keyId}`)).body.key_spend)
+      .toMatchObject({ spent: STREAM_CHUNKS * CHUNK_COST, reserved: 0 });
+  });
+
   it("settles to the real cost, which frees the rest of the reservation for later requests", async () => {
     const { key, keyId } = await t.newKey({ key: { monthly_limit: 1 } });
     // Each may cost 0.5 and costs 0.25: three fit (0.75 spent), a fourth could overspend.
@@ -265,6 +281,55 @@ describe.each(STORE_KINDS)("Money (%s): prepaid credits", (store) => {
     expect(records).toMatchObject([{ outcome: "expired", cost: 0 }]);
     await reader.cancel();
     clock -= 3600_000;
+  });
+
+  it("docs/admin-api.md balance_below_zero: credits held by a request in flight cannot be taken away; once it ends they can", async () => {
+    const { key, accountId } = await t.newKey();
+    await t.admin("PUT", `/accounts/${accountId}/credits`, { balance: 1 });
+    const response = await t.fetch("/v1/test-stream", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    const held = STREAM_CHUNKS * CHUNK_COST;
+    expect((await t.admin("GET", `/accounts/${accountId}/credits`)).body).toMatchObject({ balance: 1, held });
+    const below = await t.admin("PUT", `/accounts/${accountId}/credits`, { balance: held - 0.1 });
+    expect(below.status).toBe(400);
+    expect(below.body.error).toMatchObject({ code: "balance_below_zero", param: "balance" });
+    const taken = await t.admin("POST", `/accounts/${accountId}/credits`, { amount: -(1 - held + 0.1) });
+    expect(taken.body.error).toMatchObject({ code: "balance_below_zero", param: "amount" });
+    // What is not held may go: the balance can come down to exactly what the request holds.
+    const down = await t.admin("POST", `/accounts/${accountId}/credits`, { amount: -(1 - held) });
+    expect(down.body).toMatchObject({ balance: held, held });
+    while (!(await reader.read()).done) {}
+    // The stream cost all it held: nothing is left, and nothing is held (this test route settles
+    // right after its last byte, so the check waits for it).
+    await expect
+      .poll(async () => (await t.admin("GET", `/accounts/${accountId}/credits`)).body)
+      .toMatchObject({ balance: 0, held: 0 });
+    expect((await post(t, key, "/v1/test-billed", { max: 0.1, cost: 0.1 })).status).toBe(402);
+  });
+
+  it("402 insufficient_credits: credits added while requests run are usable at once", async () => {
+    const { key, accountId } = await t.newKey();
+    await t.admin("PUT", `/accounts/${accountId}/credits`, { balance: 2 });
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => post(t, key, "/v1/test-billed", { max: 1, cost: 1 })),
+    );
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(2);
+    expect((await t.admin("POST", `/accounts/${accountId}/credits`, { amount: 3 })).body).toMatchObject({
+      balance: 3,
+      held: 0,
+    });
+    const more = await Promise.all(
+      Array.from({ length: 50 }, () => post(t, key, "/v1/test-billed", { max: 1, cost: 1 })),
+    );
+    expect(more.filter((a) => a.status === 200)).toHaveLength(3);
+    expect((await t.admin("GET", `/accounts/${accountId}/credits`)).body).toMatchObject({
+      balance: 0,
+      held: 0,
+    });
   });
 
   it("the ledger holds one entry per charge, adding up to the balance", async () => {

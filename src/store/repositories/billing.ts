@@ -15,7 +15,17 @@ export type ReserveRefusal = "spending_limit_reached" | "insufficient_credits";
  * ms) is when the request ended: records written in one statement, or later from the journal,
  * keep their own times and order (else they all get the statement's time).
  */
-export type UsageRecordRow = Omit<typeof usageRecords.$inferInsert, "createdAt"> & { createdMs?: number };
+export type UsageRecordRow = Omit<typeof usageRecords.$inferInsert, "createdAt"> & {
+  createdMs?: number;
+  /** The cost is taken from the account's prepaid credits, with an entry in their ledger. */
+  prepaid?: boolean;
+};
+
+/** A reservation closed by `settle`, and the usage record it left (none when written before). */
+export interface Settled {
+  reservation: ReservationRow;
+  record: UsageRow | undefined;
+}
 
 /** What settling writes besides the money: the usage record's measured facts. */
 export interface SettleFacts {
@@ -116,10 +126,10 @@ export class BillingRepository {
 
   /**
    * Closes a reservation: the real cost (at most what was reserved) is spent, the rest given back,
-   * and the usage record written. Returns the record, or undefined when the reservation was closed
-   * already (settling twice changes nothing).
+   * and the usage record written. Returns the reservation and its record, or undefined when the
+   * reservation was closed already (settling twice changes nothing).
    */
-  async settle(requestId: string, facts: SettleFacts): Promise<UsageRow | undefined> {
+  async settle(requestId: string, facts: SettleFacts): Promise<Settled | undefined> {
     return this.db.transaction(async (tx) => {
       const taken = await tx.delete(reservations).where(eq(reservations.requestId, requestId)).returning();
       const reservation = taken[0];
@@ -172,21 +182,23 @@ export class BillingRepository {
         })
         .onConflictDoNothing()
         .returning();
-      return records[0];
+      return { reservation, record: records[0] };
     });
   }
 
   /**
-   * Writes the usage records of requests that reserved nothing (keys without a monthly limit on an
-   * installation without prepaid credits) and adds their costs to their keys' months, in one
-   * statement for the whole batch. A record written before (same request id) changes nothing.
+   * Writes usage records whose money was settled elsewhere (nothing was reserved in the database:
+   * keys without a monthly limit on a postpaid installation, or every request where the embedded
+   * money book holds the money) in one statement for the whole batch: each cost goes to its key's
+   * month and, for a `prepaid` row, comes off its account's credits with a ledger entry. A record
+   * written before (same request id) changes nothing.
    */
   async record(rows: Array<UsageRecordRow>): Promise<void> {
     if (rows.length === 0) return;
     // One JSON parameter for the whole batch: PostgreSQL reads it with jsonb_to_recordset, which
     // costs far less than binding twelve parameters per row.
     const batch = JSON.stringify(
-      rows.map((row) => ({
+      rows.map((row, position) => ({
         request_id: row.requestId,
         key_id: row.keyId,
         account_id: row.accountId,
@@ -200,24 +212,55 @@ export class BillingRepository {
         outcome: row.outcome,
         duration_ms: row.durationMs ?? null,
         created_ms: row.createdMs ?? null,
+        prepaid: row.prepaid === true,
+        position,
       })),
     );
+    const hasPrepaid = rows.some((row) => row.prepaid === true && row.costMicros > 0);
     await this.db.execute(sql`
-      WITH recorded AS (
+      WITH batch AS (
+        SELECT * FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid,
+          account_id uuid, month text, endpoint text, model text, units jsonb, cost_micros bigint, zone text,
+          machine text, outcome text, duration_ms integer, created_ms bigint, prepaid boolean, position integer)
+      ),
+      recorded AS (
         INSERT INTO ${usageRecords} (request_id, key_id, account_id, month, endpoint, model, units, cost_micros,
           zone, machine, outcome, duration_ms, created_at)
         SELECT request_id, key_id, account_id, month, endpoint, model, units, cost_micros, zone, machine, outcome,
           duration_ms, coalesce(to_timestamp(created_ms / 1000.0), now())
-        FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid, account_id uuid, month text,
-          endpoint text, model text, units jsonb, cost_micros bigint, zone text, machine text, outcome text,
-          duration_ms integer, created_ms bigint)
+        FROM batch
         ON CONFLICT (request_id) DO NOTHING
-        RETURNING key_id, month, cost_micros
+        RETURNING request_id, key_id, month, cost_micros
+      ),
+      spent AS (
+        INSERT INTO ${keyMonthSpend} (key_id, month, spent_micros)
+        SELECT key_id, month, sum(cost_micros) FROM recorded WHERE key_id IS NOT NULL GROUP BY key_id, month
+        ON CONFLICT (key_id, month) DO UPDATE SET spent_micros = ${keyMonthSpend}.spent_micros + excluded.spent_micros
       )
-      INSERT INTO ${keyMonthSpend} (key_id, month, spent_micros)
-      SELECT key_id, month, sum(cost_micros) FROM recorded WHERE key_id IS NOT NULL GROUP BY key_id, month
-      ON CONFLICT (key_id, month) DO UPDATE SET spent_micros = ${keyMonthSpend}.spent_micros + excluded.spent_micros
+      ${hasPrepaid ? creditCharges : sql`SELECT 1`}
     `);
+  }
+
+  /** Every key's months and every account's credits: what the embedded money book starts from. */
+  async moneySnapshot(): Promise<MoneySnapshotRows> {
+    return this.db.transaction(async (tx) => {
+      const keyMonths = await tx
+        .select({
+          keyId: keyMonthSpend.keyId,
+          month: keyMonthSpend.month,
+          spentMicros: keyMonthSpend.spentMicros,
+          reservedMicros: keyMonthSpend.reservedMicros,
+        })
+        .from(keyMonthSpend);
+      const credits = await tx
+        .select({
+          accountId: creditBalances.accountId,
+          balanceMicros: creditBalances.balanceMicros,
+          heldMicros: creditBalances.heldMicros,
+        })
+        .from(creditBalances);
+      return { keyMonths, credits };
+    });
   }
 
   /** Request ids of reservations that outlived their expiry (their process died). */
@@ -230,6 +273,35 @@ export class BillingRepository {
     return rows.map((row) => row.requestId);
   }
 }
+
+/** The rows of a money snapshot (see MoneySnapshot in billing/money-book.ts). */
+export interface MoneySnapshotRows {
+  keyMonths: Array<{ keyId: string; month: string; spentMicros: number; reservedMicros: number }>;
+  credits: Array<{ accountId: string; balanceMicros: number; heldMicros: number }>;
+}
+
+// The prepaid part of a batch: each account's credits lose the sum of its new records' costs, and
+// each record gets its ledger entry, whose balance-after counts the records before it in the batch.
+const creditCharges = sql`,
+      charged AS (
+        SELECT batch.account_id, batch.request_id, recorded.cost_micros, batch.position,
+          coalesce(to_timestamp(batch.created_ms / 1000.0), now()) AS created_at
+        FROM recorded JOIN batch USING (request_id)
+        WHERE batch.prepaid AND recorded.cost_micros > 0
+      ),
+      balances AS (
+        UPDATE ${creditBalances} SET balance_micros = ${creditBalances}.balance_micros - totals.total,
+          updated_at = now()
+        FROM (SELECT account_id, sum(cost_micros) AS total FROM charged GROUP BY account_id) AS totals
+        WHERE ${creditBalances}.account_id = totals.account_id
+        RETURNING ${creditBalances}.account_id, ${creditBalances}.balance_micros
+      )
+      INSERT INTO ${creditLedger} (account_id, kind, amount_micros, balance_after_micros, note, created_at)
+      SELECT charged.account_id, 'usage', -charged.cost_micros,
+        balances.balance_micros + sum(charged.cost_micros) OVER (PARTITION BY charged.account_id)
+          - sum(charged.cost_micros) OVER (PARTITION BY charged.account_id ORDER BY charged.position),
+        charged.request_id, charged.created_at
+      FROM charged JOIN balances USING (account_id)`;
 
 class Refused extends Error {
   readonly reason: ReserveRefusal;

@@ -11,6 +11,12 @@ export interface Balance {
   heldMicros: number;
 }
 
+/**
+ * Where the money is held elsewhere (the embedded money book): decides whether a change of
+ * `amountMicros` may be made and makes it there, in the transaction's tick; false refuses it.
+ */
+export type TakeChange = (amountMicros: number) => boolean;
+
 /** Prepaid balances and their ledger; every change writes both in one transaction. */
 export class CreditsRepository {
   private readonly db: Database;
@@ -30,13 +36,23 @@ export class CreditsRepository {
    * Sets the balance; returns the new one, or undefined when it would be below what requests in
    * flight hold (they could not be paid).
    */
-  async set(accountId: string, balanceMicros: number, note: string | null): Promise<Balance | undefined> {
-    return this.change(accountId, note, "set", (current) => balanceMicros - current);
+  async set(
+    accountId: string,
+    balanceMicros: number,
+    note: string | null,
+    take?: TakeChange,
+  ): Promise<Balance | undefined> {
+    return this.change(accountId, note, "set", (current) => balanceMicros - current, take);
   }
 
   /** Adds an amount (negative to take away); undefined when the balance would go below zero or below what is held. */
-  async add(accountId: string, amountMicros: number, note: string | null): Promise<Balance | undefined> {
-    return this.change(accountId, note, "add", () => amountMicros);
+  async add(
+    accountId: string,
+    amountMicros: number,
+    note: string | null,
+    take?: TakeChange,
+  ): Promise<Balance | undefined> {
+    return this.change(accountId, note, "add", () => amountMicros, take);
   }
 
   async ledger(accountId: string, limit: number): Promise<LedgerRow[]> {
@@ -53,6 +69,7 @@ export class CreditsRepository {
     note: string | null,
     kind: string,
     delta: (currentMicros: number) => number,
+    take: TakeChange | undefined,
   ): Promise<Balance | undefined> {
     return this.db.transaction(async (tx) => {
       await tx.insert(creditBalances).values({ accountId, balanceMicros: 0 }).onConflictDoNothing();
@@ -65,7 +82,7 @@ export class CreditsRepository {
       const current = locked[0] ?? { balanceMicros: 0, heldMicros: 0 };
       const amount = delta(current.balanceMicros);
       const next = current.balanceMicros + amount;
-      if (next < Math.max(0, current.heldMicros)) return undefined;
+      if (take ? !take(amount) : next < Math.max(0, current.heldMicros)) return undefined;
       await tx
         .update(creditBalances)
         .set({ balanceMicros: next, updatedAt: sql`now()` })

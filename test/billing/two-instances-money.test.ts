@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../../src/store/open-store.ts";
+import { startTestApp, type TestApp } from "../helpers/test-app.ts";
+import { createTestDatabase } from "../helpers/test-store.ts";
+import { dropKeys, redisStoreUnderTest, TEST_REDIS_URL, uniquePrefix } from "../limits/limit-fixtures.ts";
+import { billedTestRoutes, CHUNK_COST, STREAM_CHUNKS } from "./billed-test-routes.ts";
+
+const HIGH_LIMITS = { slow: { multiplier: 1, requests_per_minute: 100_000 } };
+const DISTRIBUTED = Boolean(process.env.TEST_DATABASE_URL && TEST_REDIS_URL);
+
+function post(t: TestApp, key: string, body: unknown) {
+  return t.fetch("/v1/test-billed", {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** N requests alternating between the two instances, all at once; the statuses. */
+async function spread(apps: TestApp[], key: string, count: number): Promise<number[]> {
+  const answers = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const response = await post(apps[i % apps.length] as TestApp, key, { max: 1, cost: 1 });
+      await response.arrayBuffer();
+      return response.status;
+    }),
+  );
+  return answers;
+}
+
+describe.skipIf(!DISTRIBUTED).each([false, true])(
+  "Money across instances (two apps on one PostgreSQL and one Redis, prepaid %s): no concurrency overspends",
+  (prepaid) => {
+    const apps: TestApp[] = [];
+    let database: Awaited<ReturnType<typeof createTestDatabase>>;
+    const prefix = uniquePrefix();
+
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      for (let i = 0; i < 2; i++) {
+        const counters = await redisStoreUnderTest(TEST_REDIS_URL ?? "", prefix);
+        apps.push(
+          await startTestApp({
+            store: await openStore({ databaseUrl: database.url }),
+            counterStore: counters.store,
+            config: {
+              tiers: HIGH_LIMITS,
+              ...(prepaid ? { installation: { prepaid: true, currency: "credits" } } : {}),
+            },
+            keyApiPlugins: [billedTestRoutes],
+          }),
+        );
+      }
+    });
+    afterAll(async () => {
+      for (const app of apps) {
+        await app.close();
+        await app.store.close();
+      }
+      await database?.drop();
+      await dropKeys(TEST_REDIS_URL ?? "", prefix);
+    });
+
+    it("402 spending_limit_reached: 200 parallel requests over both instances against a limit that fits 7 -> exactly 7 pass", async () => {
+      const [a, b] = apps as [TestApp, TestApp];
+      const { key, keyId, accountId } = await a.newKey({ key: { monthly_limit: 7.5 } });
+      if (prepaid) await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 1000 });
+      const statuses = await spread(apps, key, 200);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(7);
+      expect(statuses.filter((s) => s === 402)).toHaveLength(193);
+      const summary = await b.admin("GET", `/usage/summary?key_id=${keyId}`);
+      expect(summary.body).toMatchObject({ requests: 7, cost: 7, key_spend: { spent: 7, reserved: 0 } });
+    });
+
+    it("a Redis flush while a request holds money forgets nothing: held and spent money still count against the limit", async () => {
+      const [a, b] = apps as [TestApp, TestApp];
+      const held = STREAM_CHUNKS * CHUNK_COST;
+      const { key, keyId, accountId } = await a.newKey({ key: { monthly_limit: held + 1.2 } });
+      if (prepaid) await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 1000 });
+      const stream = await a.fetch("/v1/test-stream", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+      });
+      const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+      await reader.read();
+      // Everything this installation keeps in Redis is gone, as after a restart of Redis without persistence.
+      await dropKeys(TEST_REDIS_URL ?? "", prefix);
+      // 1.2 is left beside what the stream holds: one request of 1 fits, the others are refused.
+      const statuses = await spread(apps, key, 10);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      while (!(await reader.read()).done) {}
+      await expect
+        .poll(async () => (await b.admin("GET", `/usage/summary?key_id=${keyId}`)).body.key_spend)
+        .toMatchObject({ spent: held + 1, reserved: 0 });
+    });
+
+    // Only a prepaid installation has credits to run out of.
+    if (prepaid)
+      it("402 insufficient_credits: 200 parallel requests over both instances against 3 credits -> exactly 3 pass", async () => {
+        const [a, b] = apps as [TestApp, TestApp];
+        const { key, accountId } = await a.newKey();
+        await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 3 });
+        const statuses = await spread(apps, key, 200);
+        expect(statuses.filter((s) => s === 200)).toHaveLength(3);
+        expect(statuses.filter((s) => s === 402)).toHaveLength(197);
+        expect((await b.admin("GET", `/accounts/${accountId}/credits`)).body).toMatchObject({
+          balance: 0,
+          held: 0,
+        });
+      });
+  },
+);
