@@ -1,16 +1,17 @@
-// The gateway benchmark (issues 4 and 16): the fake engine called directly, through the stack floor
-// (a bare Fastify + undici proxy) and through Zona, in one run; then Zona restarted on its data.
+// The gateway benchmark: the fake engine called directly, through the stack floor (a bare Fastify
+// + undici proxy) and through Zona, in one run, Zona with an unlimited key and with the keys that
+// hold money (a monthly limit; a second, prepaid Zona); then Zona restarted on its data.
 // `npm run bench`; see bench/README.md, and bench/settings.ts for the BENCH_* variables. Zona's
 // storage is what DATABASE_URL and REDIS_URL say (neither: embedded).
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, release, totalmem } from "node:os";
 import { dirname, resolve } from "node:path";
+import { dummyPool, keyedZona, MONTHLY_LIMIT, PER_KEY_AND_WINDOW, PREPAID_BALANCE } from "./accounts.ts";
 import type { FloorResult } from "./billing-floor.ts";
 import { type Child, cleanUp, pinSelf, startNode } from "./children.ts";
 import { startEngine } from "./engine.ts";
-import { KeyPool } from "./key-pool.ts";
-import { CHAT_BODY, type LoadResult, type LoadTarget, runLoad } from "./load.ts";
+import { CHAT_BODY } from "./load.ts";
 import { idleRssMb, RssSampler, waitUntilIdle } from "./proc.ts";
 import { RemoteProfiler } from "./remote-profiler.ts";
 import {
@@ -22,24 +23,28 @@ import {
   type StreamComparison,
 } from "./report.ts";
 import { type RestartResult, restartZona } from "./restart.ts";
+import {
+  type BilledZonas,
+  billedOf,
+  loadLevel,
+  type RunContext,
+  runTargets,
+  streamLevel,
+  streamSummary,
+} from "./runs.ts";
 import { readSettings } from "./settings.ts";
 import { startStackFloor } from "./stack-floor.ts";
 import { round3 } from "./stats.ts";
-import { closeStreamClient, runStreams, type StreamResult } from "./streams.ts";
-import { checkIssue16Targets, checkTargets } from "./targets.ts";
-import { issueKeys, type StartedZona, startZona, warmKey } from "./zona.ts";
+import { closeStreamClient } from "./streams.ts";
+import { checkBilledTargets, checkGatewayTargets, checkStackFloorTargets } from "./targets.ts";
+import { type StartedZona, startZona } from "./zona.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
-// Below the endpoint limit of 60 per minute and key, with room for the requests autocannon builds
-// ahead of sending them.
-// The config raises the chat endpoint limit (rate_limits.endpoint_limits), so one key carries the
-// whole run, as one busy client would; the pool only matters with the spec's 60 per minute.
-const PER_KEY_AND_WINDOW = 100_000_000;
-const KEY_WINDOW_MS = 62_000;
 
 const settings = readSettings(ROOT);
 
-// The stack floor takes Zona's core: it is measured in Zona's place and idles while Zona is measured.
+// The stack floor and the prepaid Zona take Zona's core: each is measured in Zona's place and idles
+// while another is measured.
 const CORE = { zona: 0, stackFloor: 0, engine: 1, loadGenerator: 1 };
 // Set once the children are being stopped on purpose: only an exit before that is news (a child
 // stopped on its own, as Zona for its restart, says so with stopRequested).
@@ -50,8 +55,8 @@ async function main(): Promise<void> {
   if (settings.pin) pinSelf(CORE.loadGenerator);
   log(
     settings.pin
-      ? `cores: Zona${settings.stackFloor ? " and the stack floor" : ""} on CPU ${CORE.zona}; ` +
-          `fake engine and load generator on CPU ${CORE.engine}`
+      ? `cores: Zona${settings.stackFloor ? ", the stack floor" : ""}${settings.billed ? ", the prepaid Zona" : ""} ` +
+          `on CPU ${CORE.zona}; fake engine and load generator on CPU ${CORE.engine}`
       : "cores: not pinned (taskset missing, one core, or BENCH_PIN=0)",
   );
   const engine = await startEngine({ cpu: settings.pin ? CORE.engine : undefined, cwd: ROOT });
@@ -60,14 +65,9 @@ async function main(): Promise<void> {
     `storage: ${settings.storage.mode} (${settings.storage.database}, counters in ${settings.storage.counters})`,
   );
   // Replaced by the restarted Zona at the end.
-  let zona = await startZona({
-    engineUrl: engine.url,
-    cpu: settings.pin ? CORE.zona : undefined,
-    cwd: ROOT,
-    nodeArgs: [...settings.zonaArgs, ...(settings.profileDir ? ["--inspect=127.0.0.1:0"] : [])],
-  });
+  let zona = await startBenchZona(engine.url, false);
   log(`zona at ${zona.url} (pid ${zona.child.pid})`);
-  // Measured as after the restart, before any work: the issue's "idle right after the very first start".
+  // Measured as after the restart, before any work: "idle right after the very first start".
   const idleMb = await idleRssMb(zona.child.pid);
   log(`zona RSS idle after the first start: ${idleMb.toFixed(1)} MB`);
   const stackFloor = settings.stackFloor
@@ -78,113 +78,71 @@ async function main(): Promise<void> {
       })
     : undefined;
   if (stackFloor) log(`stack floor at ${stackFloor.url} (pid ${stackFloor.child.pid})`);
-  const profiler = settings.profileDir ? await RemoteProfiler.connect(zona.child.output()) : undefined;
+  const profiler = await profilerOf(zona);
   for (const child of [engine.child, zona.child, ...(stackFloor ? [stackFloor.child] : [])]) watch(child);
 
-  const warm = (secret: string) => void warmKey(zona.url, secret).catch(() => {});
-  const zonaPool = new KeyPool({ perWindow: PER_KEY_AND_WINDOW, windowMs: KEY_WINDOW_MS, warm });
-  // The engine ignores keys; the direct runs still rotate them so the load generator does the same work.
-  const directPool = new KeyPool({ perWindow: PER_KEY_AND_WINDOW, windowMs: 0 });
-  directPool.add(Array.from({ length: 16 }, (_, i) => `sk-direct-${String(i).padStart(40, "0")}`));
-  const issued = await issueKeys(zona, settings.initialKeys);
-  zonaPool.add(issued.secrets);
-  log(`issued ${issued.secrets.length} API keys`);
-  await checkOnce(engine.url, zona, zonaPool, stackFloor?.url);
+  const unlimited = await keyedZona(zona, settings.initialKeys);
+  log(`issued ${unlimited.pool.size} API keys`);
+  const directPool = dummyPool();
+  await checkOnce([
+    [engine.url, "unused"],
+    ...(stackFloor ? ([[stackFloor.url, "unused"]] as const) : []),
+    [zona.url, unlimited.pool.next()],
+  ]);
 
   const idleAfterKeysMb = await idleRssMb(zona.child.pid);
   log(`zona RSS idle after issuing the keys: ${idleAfterKeysMb.toFixed(1)} MB`);
+  // After the first Zona's idle figures: the second one's start must not be in them.
+  const billed = settings.billed ? await startBilled(engine.url, zona) : undefined;
+  const prepaidZona = billed?.prepaid.zona;
 
-  const cpuPids: Record<string, number> = {
-    zona: zona.child.pid,
-    ...(stackFloor ? { floor: stackFloor.child.pid } : {}),
-    engine: engine.child.pid,
-    loadGenerator: process.pid,
+  // Zona, the floor and the prepaid Zona share a core: before each run all must have worked off the previous one.
+  const sharing = [zona.child.pid, stackFloor?.child.pid, prepaidZona?.child.pid];
+  const context: RunContext = {
+    warmupS: settings.warmupS,
+    durationS: settings.durationS,
+    untilIdle: () => Promise.all(sharing.flatMap((pid) => (pid ? [waitUntilIdle(pid)] : []))),
+    profileDir: settings.profileDir,
+    log,
   };
-  // Zona and the floor share a core: before each run both must have worked off the previous one.
-  const untilIdle = () =>
-    Promise.all(
-      [zona.child.pid, ...(stackFloor ? [stackFloor.child.pid] : [])].map((pid) => waitUntilIdle(pid)),
-    );
-  const targets: LoadTarget[] = stackFloor ? ["direct", "floor", "zona"] : ["direct", "zona"];
-  const urls: Record<LoadTarget, string> = {
-    direct: engine.url,
-    floor: stackFloor?.url ?? "",
-    zona: zona.url,
-  };
+  const targets = runTargets({
+    engineUrl: engine.url,
+    engine: engine.child,
+    stackFloor,
+    directPool,
+    unlimited,
+    billed,
+    profiler,
+  });
   const load: LoadComparison[] = [];
   for (const concurrency of settings.concurrency) {
-    const runs: Partial<Record<LoadTarget, LoadResult>> = {};
-    for (const target of targets) {
-      const url = urls[target];
-      // The floor ignores keys, as the engine does: it gets the same rotating dummy keys.
-      const pool = target === "zona" ? zonaPool : directPool;
-      await untilIdle();
-      const warmup = await runLoad({ target, url, concurrency, durationS: settings.warmupS, pool, cpuPids });
-      if (target === "zona") await topUpKeys(zona, issued.accountId, zonaPool, warmup.requestsPerSecond);
-      await untilIdle();
-      const profiling = target === "zona" ? profiler : undefined;
-      await profiling?.start();
-      const run = await runLoad({
-        target,
-        url,
-        concurrency,
-        durationS: settings.durationS,
-        pool,
-        cpuPids,
-        ...(target === "zona" ? { rssPid: zona.child.pid } : {}),
-      });
-      runs[target] = run;
-      if (profiling && settings.profileDir) {
-        const file = resolve(settings.profileDir, `zona-c${concurrency}.cpuprofile`);
-        mkdirSync(settings.profileDir, { recursive: true });
-        writeFileSync(file, JSON.stringify(await profiling.stop()));
-        log(`profile of Zona: ${file}`);
-      }
-      log(
-        `c=${concurrency} ${target.padEnd(6)} ${run.requestsPerSecond} req/s, p50 ${run.p50Ms} ms, ` +
-          `p99 ${run.p99Ms} ms, errors ${run.errors} (timeouts ${run.timeouts}), non-2xx ${run.non2xx}, ` +
-          `cpu ${JSON.stringify(run.cpuPercent)}`,
-      );
-    }
-    if (runs.direct && runs.zona) load.push(compareLoad(runs.direct, runs.zona, runs.floor));
+    const runs = await loadLevel(targets, concurrency, context);
+    if (runs.direct && runs.zona) load.push(compareLoad(runs.direct, runs.zona, runs.floor, billedOf(runs)));
   }
 
   const streaming: StreamComparison[] = [];
-  await untilIdle();
+  await context.untilIdle();
   const streamRss = new RssSampler(zona.child.pid);
+  const prepaidStreamRss = prepaidZona ? new RssSampler(prepaidZona.child.pid) : undefined;
   for (const concurrent of settings.streams) {
     const rounds = settings.streamRounds ?? (concurrent === 1 ? 8 : 3);
-    const runs: Partial<Record<LoadTarget, StreamResult>> = {};
-    // The same order as the load runs; the floor ignores keys, as the engine does.
-    for (const target of targets) {
-      await untilIdle();
-      runs[target] = await runStreams({
-        target,
-        url: urls[target],
-        concurrent,
-        rounds,
-        pool: target === "zona" ? zonaPool : directPool,
-        ...(target === "zona" ? { warm: (secret: string) => warmKey(zona.url, secret) } : {}),
-      });
-    }
-    const { direct, floor, zona: through } = runs;
-    if (!direct || !through) continue;
-    streaming.push(compareStreams(direct, through, floor));
-    log(
-      `streams=${concurrent}: TTFT p50 ${direct.ttftP50Ms} -> ${floor ? `floor ${floor.ttftP50Ms}, ` : ""}` +
-        `zona ${through.ttftP50Ms} ms, gap p99 ${direct.gapP99Ms} -> ${floor ? `floor ${floor.gapP99Ms}, ` : ""}` +
-        `zona ${through.gapP99Ms} ms, failures ${direct.failures}/${floor ? `${floor.failures}/` : ""}${through.failures}`,
-    );
+    const runs = await streamLevel(targets, concurrent, rounds, context);
+    if (!runs.direct || !runs.zona) continue;
+    streaming.push(compareStreams(runs.direct, runs.zona, runs.floor, billedOf(runs)));
+    log(`streams=${concurrent}: ${streamSummary(runs)}`);
   }
   const streamRssMax = streamRss.stop();
+  const prepaidStreamRssMax = prepaidStreamRss?.stop();
   profiler?.close();
+  billed?.prepaidProfiler?.close();
   await closeStreamClient();
   await stackFloor?.child.stop();
+  await prepaidZona?.child.stop();
 
   // Start-up on an existing data folder (or database): Zona alone on its core, the engine still up.
   let restart: RestartResult | { error: string };
   try {
-    const restarted = await restartZona(zona, zonaPool.next());
+    const restarted = await restartZona(zona, unlimited.pool.next());
     zona = restarted.zona;
     watch(zona.child);
     restart = restarted.result;
@@ -211,7 +169,22 @@ async function main(): Promise<void> {
     }
   }
 
-  const maxUnderLoadMb = round3(Math.max(streamRssMax, ...load.map((level) => level.zona.zonaRssMaxMb ?? 0)));
+  // The first Zona's process under every run through it, the keys with a monthly limit included.
+  const maxUnderLoadMb = round3(
+    Math.max(
+      streamRssMax,
+      ...load.map((level) =>
+        Math.max(level.zona.zonaRssMaxMb ?? 0, level.billed?.limit?.run.zonaRssMaxMb ?? 0),
+      ),
+    ),
+  );
+  const prepaidMaxUnderLoadMb =
+    prepaidStreamRssMax === undefined
+      ? undefined
+      : round3(
+          Math.max(prepaidStreamRssMax, ...load.map((level) => level.billed?.prepaid?.run.zonaRssMaxMb ?? 0)),
+        );
+  const pinnedTo = (core: number) => (settings.pin ? `CPU ${core}` : "any");
   const results: BenchResults = {
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -224,10 +197,11 @@ async function main(): Promise<void> {
       kernel: release(),
     },
     cores: {
-      ...(settings.pin
-        ? { zona: "CPU 0", engine: "CPU 1", loadGenerator: "CPU 1" }
-        : { zona: "any", engine: "any", loadGenerator: "any" }),
-      ...(stackFloor ? { stackFloor: settings.pin ? "CPU 0" : "any" } : {}),
+      zona: pinnedTo(CORE.zona),
+      engine: pinnedTo(CORE.engine),
+      loadGenerator: pinnedTo(CORE.loadGenerator),
+      ...(stackFloor ? { stackFloor: pinnedTo(CORE.stackFloor) } : {}),
+      ...(billed ? { prepaidZona: pinnedTo(CORE.zona) } : {}),
     },
     settings: {
       durationS: settings.durationS,
@@ -237,29 +211,46 @@ async function main(): Promise<void> {
       streamRounds: settings.streamRounds ?? { oneStream: 8, more: 3 },
       pipelining: 1,
       stackFloor: settings.stackFloor,
+      billed: billed
+        ? { monthlyLimit: MONTHLY_LIMIT, prepaidBalance: PREPAID_BALANCE, currency: "CHF" }
+        : false,
       body: JSON.parse(CHAT_BODY.toString("utf8")) as unknown,
       fake: { chunks: 64, chunkDelayMs: 20 },
     },
-    keys: { issued: zonaPool.size, overdrawn: zonaPool.overdrawn, perKeyAndWindow: PER_KEY_AND_WINDOW },
+    keys: {
+      issued: unlimited.pool.size,
+      overdrawn: unlimited.pool.overdrawn,
+      perKeyAndWindow: PER_KEY_AND_WINDOW,
+      ...(billed
+        ? {
+            billed: {
+              limit: { issued: billed.limit.pool.size, overdrawn: billed.limit.pool.overdrawn },
+              prepaid: { issued: billed.prepaid.pool.size, overdrawn: billed.prepaid.pool.overdrawn },
+            },
+          }
+        : {}),
+    },
     storage: settings.storage,
     rss: {
       idleMb: round3(idleMb),
       idleAfterKeysMb: round3(idleAfterKeysMb),
       ...("error" in restart ? {} : { idleAfterRestartMb: restart.idleMb }),
       maxUnderLoadMb,
+      ...(prepaidMaxUnderLoadMb === undefined ? {} : { prepaidMaxUnderLoadMb }),
     },
     restart,
     load,
     streaming,
     ...(billingFloor ? { billingFloor } : {}),
-    targets: checkTargets(load, maxUnderLoadMb),
-    targetsIssue16: checkIssue16Targets({
+    targets: checkGatewayTargets(load, maxUnderLoadMb),
+    targetsStackFloor: checkStackFloorTargets({
       load,
       streaming,
       storage: settings.storage,
       rss: { idleMb, maxUnderLoadMb },
       restart: "error" in restart ? undefined : restart,
     }),
+    ...(billed ? { targetsBilled: checkBilledTargets(load, streaming) } : {}),
   };
   mkdirSync(dirname(settings.out), { recursive: true });
   writeFileSync(settings.out, `${JSON.stringify(results, null, 2)}\n`);
@@ -267,18 +258,50 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${markdown(results)}\n\nresults: ${settings.out}\n`);
 }
 
+/**
+ * Starts a Zona as `npm start` does, on Zona's core, with the benchmark's node options (and the
+ * inspector when profiling); `prepaid`: the billed runs' second Zona, on a prepaid installation.
+ */
+function startBenchZona(engineUrl: string, prepaid: boolean): Promise<StartedZona> {
+  return startZona({
+    engineUrl,
+    cpu: settings.pin ? CORE.zona : undefined,
+    cwd: ROOT,
+    nodeArgs: [...settings.zonaArgs, ...(settings.profileDir ? ["--inspect=127.0.0.1:0"] : [])],
+    prepaid,
+    name: prepaid ? "zona-prepaid" : "zona",
+  });
+}
+
+/** Connects to a Zona's inspector when profiling (BENCH_PROFILE). */
+function profilerOf(zona: StartedZona): Promise<RemoteProfiler> | undefined {
+  return settings.profileDir ? RemoteProfiler.connect(zona.child.output()) : undefined;
+}
+
+/**
+ * The billed targets: keys with a monthly limit on the first Zona (on an account of their own), and
+ * a second Zona, started as the first on the same core, prepaid, whose account gets its credits.
+ */
+async function startBilled(engineUrl: string, zona: StartedZona): Promise<BilledZonas> {
+  const limit = await keyedZona(zona, settings.initialKeys, { monthlyLimit: MONTHLY_LIMIT });
+  log(`issued ${limit.pool.size} API keys with a monthly limit of ${MONTHLY_LIMIT.toLocaleString("en-US")}`);
+  const prepaidZona = await startBenchZona(engineUrl, true);
+  watch(prepaidZona.child);
+  log(`prepaid zona at ${prepaidZona.url} (pid ${prepaidZona.child.pid})`);
+  const prepaid = await keyedZona(prepaidZona, settings.initialKeys, { credits: PREPAID_BALANCE });
+  log(
+    `prepaid account with ${PREPAID_BALANCE.toLocaleString("en-US")} of credits, ${prepaid.pool.size} API keys`,
+  );
+  await checkOnce([
+    [zona.url, limit.pool.next()],
+    [prepaidZona.url, prepaid.pool.next()],
+  ]);
+  return { limit, prepaid, prepaidProfiler: await profilerOf(prepaidZona) };
+}
+
 /** One request each way before measuring, so a broken setup fails loudly instead of measuring errors. */
-async function checkOnce(
-  engineUrl: string,
-  zona: StartedZona,
-  pool: KeyPool,
-  floorUrl: string | undefined,
-): Promise<void> {
-  for (const [url, key] of [
-    [engineUrl, "unused"],
-    ...(floorUrl ? ([[floorUrl, "unused"]] as const) : []),
-    [zona.url, pool.next()],
-  ] as const) {
+async function checkOnce(calls: ReadonlyArray<readonly [url: string, key: string]>): Promise<void> {
+  for (const [url, key] of calls) {
     const response = await fetch(`${url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
@@ -287,20 +310,6 @@ async function checkOnce(
     const text = await response.text();
     if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`);
   }
-}
-
-/** Issues more keys when the coming run would use them up faster than the limiter's window frees them. */
-async function topUpKeys(
-  zona: StartedZona,
-  accountId: string,
-  pool: KeyPool,
-  perSecond: number,
-): Promise<void> {
-  const missing = pool.keysFor(perSecond) - pool.size;
-  if (missing <= 0) return;
-  const more = await issueKeys(zona, missing, accountId);
-  pool.add(more.secrets);
-  log(`issued ${missing} more API keys (${pool.size} in all)`);
 }
 
 /** Runs bench/billing-floor.ts on Zona's core (Zona has stopped by then) and reads its JSON line. */

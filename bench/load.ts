@@ -4,8 +4,12 @@ import { CpuMeter, RssSampler } from "./proc.ts";
 import { round3, Samples } from "./stats.ts";
 import { BENCH_MODEL } from "./zona.ts";
 
-/** Where a load run sends its requests: the engine itself, the stack floor, or Zona. */
-export type LoadTarget = "direct" | "floor" | "zona";
+/**
+ * Where a load run sends its requests: the engine itself, the stack floor, or Zona with a key
+ * without a monthly limit on a postpaid installation; the billed targets: the same Zona with keys
+ * that have a monthly limit, and a second Zona on a prepaid installation.
+ */
+export type LoadTarget = "direct" | "floor" | "zona" | "zona-limit" | "zona-prepaid";
 
 /** One load run: one target at one concurrency. */
 export interface LoadResult {
@@ -28,7 +32,7 @@ export interface LoadResult {
   statusCodes: Record<string, number>;
   /** Percent of one core used during the run, per process. */
   cpuPercent: Record<string, number>;
-  /** Largest RSS of Zona sampled every 200 ms during the run (through-Zona runs only). */
+  /** Largest RSS of the Zona of the run, sampled every 200 ms (runs through a Zona only). */
   zonaRssMaxMb?: number;
 }
 

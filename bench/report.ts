@@ -1,5 +1,15 @@
 import type { FloorResult } from "./billing-floor.ts";
+import { errorsOf, fmt, int, percent, row } from "./format.ts";
 import type { LoadResult } from "./load.ts";
+import {
+  type Billed,
+  type BilledLoad,
+  type BilledStream,
+  billedTables,
+  compareBilledLoad,
+  compareBilledStreams,
+} from "./report-billed.ts";
+import { floorStreamTable, floorTable } from "./report-floor.ts";
 import type { RestartResult } from "./restart.ts";
 import { round3 } from "./stats.ts";
 import type { StreamResult } from "./streams.ts";
@@ -19,6 +29,8 @@ export interface LoadComparison {
   /** The floor's percentiles minus the direct ones. */
   floorAddedP50Ms?: number;
   floorAddedP99Ms?: number;
+  /** Keys with a monthly limit and prepaid credits, against the unlimited key (absent with BENCH_BILLED=0). */
+  billed?: Billed<BilledLoad>;
 }
 
 /** One number of concurrent streams: every target and what Zona (and the stack floor) add. */
@@ -37,6 +49,8 @@ export interface StreamComparison {
   /** Zona's minus the floor's (the same as Zona's added minus the floor's added). */
   zonaOverFloorTtftP50Ms?: number;
   zonaOverFloorGapP99Ms?: number;
+  /** Keys with a monthly limit and prepaid credits, against the unlimited key (absent with BENCH_BILLED=0). */
+  billed?: Billed<BilledStream>;
 }
 
 /** Everything one run wrote to bench/results/latest.json. */
@@ -44,30 +58,51 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; kernel: string };
-  cores: { zona: string; engine: string; loadGenerator: string; stackFloor?: string };
+  cores: { zona: string; engine: string; loadGenerator: string; stackFloor?: string; prepaidZona?: string };
   settings: Record<string, unknown>;
-  keys: { issued: number; overdrawn: number; perKeyAndWindow: number };
+  /** The unlimited key's pool; `billed`: the pools of the billed targets. */
+  keys: {
+    issued: number;
+    overdrawn: number;
+    perKeyAndWindow: number;
+    billed?: Billed<{ issued: number; overdrawn: number }>;
+  };
   /** Where Zona kept its data: embedded (PGlite, counters in the process) or distributed. */
   storage: Storage;
   /**
    * Zona's process tree: idle a second after the first answer of the first start (empty data
    * folder), idle again after the keys were issued through the operator API, after the restart,
-   * and at most under load.
+   * and at most under load (every run through it: the keys with a monthly limit too). The prepaid
+   * Zona's at most under load apart.
    */
-  rss: { idleMb: number; idleAfterKeysMb: number; idleAfterRestartMb?: number; maxUnderLoadMb: number };
+  rss: {
+    idleMb: number;
+    idleAfterKeysMb: number;
+    idleAfterRestartMb?: number;
+    maxUnderLoadMb: number;
+    prepaidMaxUnderLoadMb?: number;
+  };
   /** Zona stopped and started again on the same data after the runs; `error` when that failed. */
   restart: RestartResult | { error: string };
   load: LoadComparison[];
   streaming: StreamComparison[];
   /** The billing transactions alone, without HTTP (bench/billing-floor.ts). */
   billingFloor?: FloorResult[];
-  /** Issue 4's targets (absolute). */
+  /** The gateway targets (absolute figures). */
   targets: TargetCheck[];
-  /** Issue 16's targets (against the stack floor of the same run; RSS; start-up). */
-  targetsIssue16: TargetCheck[];
+  /** The targets against the stack floor of the same run (and RSS, start-up). */
+  targetsStackFloor: TargetCheck[];
+  /** Money at full speed: the billed targets against the unlimited key (absent with BENCH_BILLED=0). */
+  targetsBilled?: TargetCheck[];
 }
 
-export function compareLoad(direct: LoadResult, zona: LoadResult, floor?: LoadResult): LoadComparison {
+export function compareLoad(
+  direct: LoadResult,
+  zona: LoadResult,
+  floor?: LoadResult,
+  billedRuns: Billed<LoadResult> = {},
+): LoadComparison {
+  const billed = compareBilledLoad(zona, billedRuns);
   return {
     concurrency: zona.concurrency,
     direct,
@@ -82,6 +117,7 @@ export function compareLoad(direct: LoadResult, zona: LoadResult, floor?: LoadRe
           floorAddedP99Ms: round3(floor.p99Ms - direct.p99Ms),
         }
       : {}),
+    ...(billed ? { billed } : {}),
   };
 }
 
@@ -89,7 +125,9 @@ export function compareStreams(
   direct: StreamResult,
   zona: StreamResult,
   floor?: StreamResult,
+  billedRuns: Billed<StreamResult> = {},
 ): StreamComparison {
+  const billed = compareBilledStreams(zona, billedRuns);
   return {
     concurrentStreams: zona.concurrentStreams,
     direct,
@@ -105,6 +143,7 @@ export function compareStreams(
           zonaOverFloorGapP99Ms: round3(zona.gapP99Ms - floor.gapP99Ms),
         }
       : {}),
+    ...(billed ? { billed } : {}),
   };
 }
 
@@ -148,7 +187,7 @@ export function markdown(results: BenchResults): string {
         int(zona.requestsPerSecond),
         fmt(level.addedP50Ms),
         fmt(level.addedP99Ms),
-        `${Math.round(level.throughputRatio * 100)} %`,
+        percent(level.throughputRatio),
         `${errorsOf(direct)} / ${errorsOf(zona)}`,
         `${direct.non2xx} / ${zona.non2xx}`,
       ]),
@@ -156,40 +195,12 @@ export function markdown(results: BenchResults): string {
   }
   const withFloor = results.load.some((level) => level.floor);
   if (withFloor) lines.push(...floorTable(results.load));
-  lines.push("", "CPU (percent of one core, during each measured run) and Zona's RSS", "");
-  lines.push(
-    row([
-      "Concurrency",
-      "Target",
-      "Zona CPU",
-      ...(withFloor ? ["Floor CPU"] : []),
-      "Engine CPU",
-      "Load generator CPU",
-      "Zona RSS max (MB)",
-    ]),
-    row(["---:", "---", ...Array(withFloor ? 5 : 4).fill("---:")]),
-  );
-  for (const level of results.load) {
-    for (const run of [level.direct, level.floor, level.zona]) {
-      if (!run) continue;
-      lines.push(
-        row([
-          String(level.concurrency),
-          run.target,
-          `${run.cpuPercent.zona ?? 0} %`,
-          ...(withFloor ? [`${run.cpuPercent.floor ?? 0} %`] : []),
-          `${run.cpuPercent.engine ?? 0} %`,
-          `${run.cpuPercent.loadGenerator ?? 0} %`,
-          run.zonaRssMaxMb === undefined ? "" : fmt(run.zonaRssMaxMb, 1),
-        ]),
-      );
-    }
-  }
+  lines.push(...cpuTable(results.load));
   lines.push(
     "",
     `Zona RSS: ${fmt(results.rss.idleMb, 1)} MB idle after the first start, ` +
       `${fmt(results.rss.idleAfterKeysMb, 1)} MB idle after issuing the keys (before the load), ` +
-      `${fmt(results.rss.maxUnderLoadMb, 1)} MB at most under load (sampled every 200 ms).`,
+      `${fmt(results.rss.maxUnderLoadMb, 1)} MB at most under load (sampled every 200 ms during each run through it).`,
     "",
     restartLine(results.restart),
     "",
@@ -230,6 +241,7 @@ export function markdown(results: BenchResults): string {
     );
   }
   if (results.streaming.some((level) => level.floor)) lines.push(...floorStreamTable(results.streaming));
+  lines.push(...billedTables(results.load, results.streaming, results.rss.prepaidMaxUnderLoadMb));
   if (results.billingFloor) {
     lines.push(
       "",
@@ -268,17 +280,71 @@ export function markdown(results: BenchResults): string {
       );
     }
   }
-  lines.push("", "Targets (issue 4)", "");
-  lines.push(row(["Target", "Measured", "Met"]), row(["---", "---", "---"]));
-  for (const check of results.targets) {
-    lines.push(row([check.target, check.measured, check.met ? "met" : "**not met**"]));
-  }
-  lines.push("", "Targets (issue 16: against the stack floor of this run; added = minus direct)", "");
-  lines.push(row(["Target", "Measured", "Met"]), row(["---", "---", "---"]));
-  for (const check of results.targetsIssue16) {
-    lines.push(row([check.target, check.measured, check.met ? "met" : "**not met**"]));
-  }
+  lines.push(
+    ...targetList("Targets (gateway)", results.targets),
+    ...targetList(
+      "Targets (against the stack floor of this run; added = minus direct)",
+      results.targetsStackFloor,
+    ),
+    ...(results.targetsBilled ? targetList("Targets (money at full speed)", results.targetsBilled) : []),
+  );
   return lines.join("\n");
+}
+
+/** A list of targets, each with what was measured and whether it was met. */
+function targetList(title: string, checks: TargetCheck[]): string[] {
+  return [
+    "",
+    title,
+    "",
+    row(["Target", "Measured", "Met"]),
+    row(["---", "---", "---"]),
+    ...checks.map((check) => row([check.target, check.measured, check.met ? "met" : "**not met**"])),
+  ];
+}
+
+/**
+ * CPU of every process during each measured run, and the largest RSS of the run's Zona. "Zona" is
+ * the Zona the run went through (the first one for direct and floor runs), "other Zona" the other
+ * one of the billed runs, idle then.
+ */
+function cpuTable(load: LoadComparison[]): string[] {
+  const runs = load.flatMap((level) =>
+    [level.direct, level.floor, level.zona, level.billed?.limit?.run, level.billed?.prepaid?.run].filter(
+      (run): run is LoadResult => run !== undefined,
+    ),
+  );
+  const withFloor = runs.some((run) => run.cpuPercent.floor !== undefined);
+  const withOther = runs.some((run) => run.cpuPercent.otherZona !== undefined);
+  const processes = ["zona", ...(withOther ? ["otherZona"] : []), ...(withFloor ? ["floor"] : [])];
+  const header = [
+    "Concurrency",
+    "Target",
+    "Zona CPU",
+    ...(withOther ? ["Other Zona CPU"] : []),
+    ...(withFloor ? ["Floor CPU"] : []),
+    "Engine CPU",
+    "Load generator CPU",
+    "Zona RSS max (MB)",
+  ];
+  const lines = [
+    "",
+    "CPU (percent of one core, during each measured run) and Zona's RSS",
+    "",
+    row(header),
+    row(header.map((_, column) => (column === 1 ? "---" : "---:"))),
+  ];
+  for (const run of runs) {
+    lines.push(
+      row([
+        String(run.concurrency),
+        run.target,
+        ...[...processes, "engine", "loadGenerator"].map((name) => `${run.cpuPercent[name] ?? 0} %`),
+        run.zonaRssMaxMb === undefined ? "" : fmt(run.zonaRssMaxMb, 1),
+      ]),
+    );
+  }
+  return lines;
 }
 
 /** The restart after the runs: stop, start on the same data, first answer, idle RSS. */
@@ -292,110 +358,4 @@ function restartLine(restart: BenchResults["restart"]): string {
     `first 200 answer ${fmt(restart.firstAnswerMs, 0)} ms after the spawn (${restart.attempts} requests` +
     `${earlier ? `; ${earlier} before it` : ""}); RSS idle ${fmt(restart.idleMb, 1)} MB.`
   );
-}
-
-/** The streams through the stack floor, against the engine and against Zona. */
-function floorStreamTable(streaming: StreamComparison[]): string[] {
-  const lines = [
-    "",
-    "Streaming through the stack floor (the engine's SSE piped as it arrives; ms; added = minus direct)",
-    "",
-    row([
-      "Concurrent streams",
-      "Streams f",
-      "Floor TTFT p50",
-      "Floor added TTFT p50",
-      "Zona added TTFT p50",
-      "Zona - floor TTFT p50",
-      "Floor gap p99",
-      "Floor added gap p99",
-      "Zona added gap p99",
-      "Zona - floor gap p99",
-      "Failures f",
-    ]),
-    row(Array(11).fill("---:")),
-  ];
-  for (const level of streaming) {
-    const { floor } = level;
-    if (!floor) continue;
-    lines.push(
-      row([
-        String(level.concurrentStreams),
-        String(floor.streams),
-        fmt(floor.ttftP50Ms),
-        fmt(level.floorAddedTtftP50Ms ?? Number.NaN),
-        fmt(level.addedTtftP50Ms),
-        fmt(level.zonaOverFloorTtftP50Ms ?? Number.NaN),
-        fmt(floor.gapP99Ms),
-        fmt(level.floorAddedGapP99Ms ?? Number.NaN),
-        fmt(level.addedGapP99Ms),
-        fmt(level.zonaOverFloorGapP99Ms ?? Number.NaN),
-        String(floor.failures),
-      ]),
-    );
-  }
-  return lines;
-}
-
-/** The stack floor's table: the floor against the engine, and Zona against the floor. */
-function floorTable(load: LoadComparison[]): string[] {
-  const lines = [
-    "",
-    "Stack floor (bare Fastify + undici proxy on Zona's core; added = floor minus direct)",
-    "",
-    row([
-      "Concurrency",
-      "Floor p50",
-      "Floor p99",
-      "Floor req/s",
-      "Floor added p50",
-      "Floor added p99",
-      "Floor CPU",
-      "Zona req/s",
-      "Zona/floor req/s",
-    ]),
-    row(Array(9).fill("---:")),
-  ];
-  const failed: string[] = [];
-  for (const level of load) {
-    const { floor, zona } = level;
-    if (!floor) continue;
-    lines.push(
-      row([
-        String(level.concurrency),
-        fmt(floor.p50Ms),
-        fmt(floor.p99Ms),
-        int(floor.requestsPerSecond),
-        fmt(level.floorAddedP50Ms ?? Number.NaN),
-        fmt(level.floorAddedP99Ms ?? Number.NaN),
-        `${floor.cpuPercent.floor ?? 0} %`,
-        int(zona.requestsPerSecond),
-        floor.requestsPerSecond > 0
-          ? `${Math.round((zona.requestsPerSecond / floor.requestsPerSecond) * 100)} %`
-          : "n/a",
-      ]),
-    );
-    if (floor.errors > 0 || floor.non2xx > 0) {
-      failed.push(`${level.concurrency}: ${errorsOf(floor)} errors, ${floor.non2xx} non-2xx`);
-    }
-  }
-  if (failed.length > 0) lines.push("", `Floor errors at concurrency ${failed.join("; ")}.`);
-  return lines;
-}
-
-// autocannon counts a timeout as an error too.
-function errorsOf(run: LoadResult): string {
-  return run.timeouts > 0 ? `${run.errors} (${run.timeouts} timeouts)` : String(run.errors);
-}
-
-function row(cells: string[]): string {
-  return `| ${cells.join(" | ")} |`;
-}
-
-function fmt(value: number, digits = 2): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : "n/a";
-}
-
-function int(value: number): string {
-  return Math.round(value).toLocaleString("en-US");
 }

@@ -4,7 +4,7 @@ import { idleRssMb } from "./proc.ts";
 import { round3 } from "./stats.ts";
 import { type StartedZona, spawnZona } from "./zona.ts";
 
-/** Zona stopped and started again on its data (issue 16: start-up on an existing data folder). */
+/** Zona stopped and started again on its data (the target of the start-up on an existing data folder). */
 export interface RestartResult {
   /** From SIGTERM to the old process's exit. */
   stopMs: number;

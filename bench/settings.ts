@@ -4,17 +4,22 @@
 //   BENCH_CONCURRENCY   connections, comma-separated (default 1,16,64,256)
 //   BENCH_STREAMS       concurrent streams, comma-separated (default 1,16)
 //   BENCH_STREAM_ROUNDS rounds of streams per level (default 8 for one stream, 3 otherwise)
-//   BENCH_KEYS          API keys issued before the first run (default 400; more are issued as needed)
+//   BENCH_KEYS          API keys issued before the first run, for each pool (the unlimited key's and
+//                       each billed target's; default 400; more are issued as needed)
 //   BENCH_FLOOR         requests of the billing-floor measurement at the end (default 300; 0: skip)
 //   BENCH_STACK_FLOOR   0 to skip the stack-floor runs (a bare Fastify + undici proxy on Zona's core)
+//   BENCH_BILLED        0 to skip the billed runs: keys with a monthly limit on the same Zona, and
+//                       a second Zona on a prepaid installation (money at full speed)
 //   BENCH_PIN           0 to run without taskset pinning
 //   BENCH_OUT           where the JSON goes (default bench/results/latest.json)
-//   BENCH_PROFILE       a folder: Zona's CPU is profiled (over its inspector) during each measured
-//                       run through it, into zona-c<concurrency>.cpuprofile there; summarise one
+//   BENCH_PROFILE       a folder: each Zona's CPU is profiled (over its inspector) during each
+//                       measured run through it, into <target>-c<concurrency>.cpuprofile there
+//                       (zona, zona-limit, zona-prepaid); summarise one
 //                       with `npx node bench/profile-summary.ts <file>`. Profiling slows Zona down:
 //                       keep such a run's figures out of the report.
-//   DATABASE_URL, REDIS_URL  passed on to Zona (neither: embedded; both: distributed); the
-//                       targets of issue 16 for RSS depend on them
+//   DATABASE_URL, REDIS_URL  passed on to Zona, and to the prepaid Zona of the billed runs (neither:
+//                       embedded; both: distributed); the RSS limits of the targets against the
+//                       stack floor depend on them
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { canPin } from "./children.ts";
@@ -31,6 +36,7 @@ export function readSettings(root: string) {
     initialKeys: positive("BENCH_KEYS", 400),
     floorRequests: process.env.BENCH_FLOOR === "0" ? 0 : positive("BENCH_FLOOR", 300),
     stackFloor: process.env.BENCH_STACK_FLOOR !== "0",
+    billed: process.env.BENCH_BILLED !== "0",
     pin: process.env.BENCH_PIN !== "0" && canPin(availableParallelism()),
     out: resolve(root, process.env.BENCH_OUT ?? "bench/results/latest.json"),
     profileDir: process.env.BENCH_PROFILE ? resolve(root, process.env.BENCH_PROFILE) : undefined,

@@ -1,7 +1,10 @@
+import { fmt, int, signed } from "./format.ts";
+import type { LoadResult } from "./load.ts";
 import type { LoadComparison, StreamComparison } from "./report.ts";
+import { BILLED_KINDS, BILLED_NAME, type BilledKind } from "./report-billed.ts";
 import type { RestartResult } from "./restart.ts";
 
-/** A target of an issue and whether this run met it. */
+/** A target and whether this run met it. */
 export interface TargetCheck {
   target: string;
   measured: string;
@@ -25,8 +28,8 @@ export function storageOf(databaseUrl: boolean, redisUrl: boolean): Storage {
   };
 }
 
-/** The targets of issue 4, checked against a run. */
-export function checkTargets(load: LoadComparison[], rssMaxMb: number): TargetCheck[] {
+/** The gateway targets (absolute figures through Zona), checked against a run. */
+export function checkGatewayTargets(load: LoadComparison[], rssMaxMb: number): TargetCheck[] {
   const at16 = load.find((level) => level.concurrency === 16);
   const best = Math.max(...load.map((level) => level.zona.requestsPerSecond));
   const bestAt = load.find((level) => level.zona.requestsPerSecond === best)?.concurrency;
@@ -54,8 +57,8 @@ export function checkTargets(load: LoadComparison[], rssMaxMb: number): TargetCh
   ];
 }
 
-/** What the targets of issue 16 are checked against. */
-export interface Issue16Run {
+/** What the targets against the stack floor are checked against. */
+export interface StackFloorRun {
   load: LoadComparison[];
   streaming: StreamComparison[];
   storage: Storage;
@@ -65,7 +68,7 @@ export interface Issue16Run {
   restart: RestartResult | undefined;
 }
 
-// Issue 16, "Targets": PGlite in the process gets more room than a Zona whose data lives elsewhere.
+// PGlite in the process gets more room than a Zona whose data lives elsewhere.
 const RSS_LIMITS_MB = {
   pglite: { idle: 250, load: 300 },
   postgres: { idle: 150, load: 200 },
@@ -77,11 +80,11 @@ const MIN_THROUGHPUT_RATIO = 0.6;
 const MAX_START_MS = 2000;
 
 /**
- * The targets of issue 16, as ratios and differences against the stack floor of the same run
+ * The targets against the stack floor: ratios and differences against the floor of the same run
  * (and RSS and start-up limits). A target whose runs are missing (no stack floor, no concurrency
  * 1, no 16 streams, a failed restart) is "not measured" and not met.
  */
-export function checkIssue16Targets(run: Issue16Run): TargetCheck[] {
+export function checkStackFloorTargets(run: StackFloorRun): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const at1 = run.load.find((level) => level.concurrency === 1);
   const floorP99 = at1?.floorAddedP99Ms;
@@ -114,7 +117,6 @@ export function checkIssue16Targets(run: Issue16Run): TargetCheck[] {
   return checks;
 }
 
-/** Zona's best requests/s over the concurrency levels against the floor's best. */
 /** A streaming target: Zona's added figure against the floor's, by at most `maxOverMs`. */
 interface StreamMeasure {
   what: string;
@@ -155,6 +157,7 @@ function streamCheck(streaming: StreamComparison[], streams: number, measure: St
   };
 }
 
+/** Zona's best requests/s over the concurrency levels against the floor's best. */
 function peakThroughput(load: LoadComparison[]): TargetCheck {
   const name = `peak requests/s: Zona's best >= ${MIN_THROUGHPUT_RATIO} of the floor's best`;
   const withFloor = load.filter((level) => level.floor !== undefined);
@@ -169,7 +172,7 @@ function peakThroughput(load: LoadComparison[]): TargetCheck {
   };
 }
 
-function rssChecks(run: Issue16Run): TargetCheck[] {
+function rssChecks(run: StackFloorRun): TargetCheck[] {
   const limits = RSS_LIMITS_MB[run.storage.database];
   const mode = run.storage.mode === "mixed" ? `${run.storage.database} database` : run.storage.mode;
   const idleAfterRestart = run.restart?.idleMb;
@@ -197,6 +200,100 @@ function rssChecks(run: Issue16Run): TargetCheck[] {
   ];
 }
 
+// Money at full speed: a request that holds money before the engine is called (its key's monthly
+// limit, its account's prepaid credits) should cost about what one that holds nothing costs.
+const MIN_BILLED_THROUGHPUT_RATIO = 0.8;
+const MAX_BILLED_P50_OVER_MS = 0.1;
+const MAX_BILLED_TTFT_OVER_MS = 0.3;
+
+/**
+ * The billed targets, for keys with a monthly limit and for prepaid credits, against the unlimited
+ * key of the same run: requests/s at every concurrency, p50 at concurrency 1, TTFT of one stream.
+ * A non-2xx answer or a failed stream makes a target not met whatever the speed: a 402 would mean
+ * the benchmark's money ran out, and a refusal is fast.
+ */
+export function checkBilledTargets(load: LoadComparison[], streaming: StreamComparison[]): TargetCheck[] {
+  return BILLED_KINDS.flatMap((kind) => [
+    billedThroughput(load, kind),
+    billedP50(load, kind),
+    billedTtft(streaming, kind),
+  ]);
+}
+
+function billedThroughput(load: LoadComparison[], kind: BilledKind): TargetCheck {
+  const name =
+    `${BILLED_NAME[kind]}: requests/s >= ${MIN_BILLED_THROUGHPUT_RATIO} of the unlimited key's ` +
+    "at every concurrency";
+  const missing = load.filter((level) => !level.billed?.[kind]).map((level) => level.concurrency);
+  if (load.length === 0 || missing.length > 0) {
+    return notMeasured(name, `not measured at concurrency ${missing.join(", ") || "any"}`);
+  }
+  let lowest: LoadComparison | undefined;
+  for (const level of load) {
+    const ratio = level.billed?.[kind]?.ratioToUnlimited ?? Number.NaN;
+    if (!lowest || ratio < (lowest.billed?.[kind]?.ratioToUnlimited ?? Number.NaN)) lowest = level;
+  }
+  const billed = lowest?.billed?.[kind];
+  if (!lowest || !billed) return notMeasured(name);
+  return refusedOr(
+    {
+      target: name,
+      measured:
+        `lowest ${fmt(billed.ratioToUnlimited)} at concurrency ${lowest.concurrency} ` +
+        `(${int(billed.run.requestsPerSecond)} against ${int(lowest.zona.requestsPerSecond)} req/s)`,
+      met: billed.ratioToUnlimited >= MIN_BILLED_THROUGHPUT_RATIO,
+    },
+    load.flatMap((level) => level.billed?.[kind]?.run ?? []),
+  );
+}
+
+function billedP50(load: LoadComparison[], kind: BilledKind): TargetCheck {
+  const name = `${BILLED_NAME[kind]}: p50 at concurrency 1 <= the unlimited key's + ${MAX_BILLED_P50_OVER_MS} ms`;
+  const at1 = load.find((level) => level.concurrency === 1);
+  const billed = at1?.billed?.[kind];
+  if (!at1 || !billed) return notMeasured(name);
+  return refusedOr(
+    {
+      target: name,
+      measured: `${signed(billed.p50OverUnlimitedMs)} ms (${fmt(billed.run.p50Ms)} against ${fmt(at1.zona.p50Ms)} ms)`,
+      met: billed.p50OverUnlimitedMs <= MAX_BILLED_P50_OVER_MS,
+    },
+    [billed.run],
+  );
+}
+
+function billedTtft(streaming: StreamComparison[], kind: BilledKind): TargetCheck {
+  const name = `${BILLED_NAME[kind]}: TTFT p50, 1 stream <= the unlimited key's + ${MAX_BILLED_TTFT_OVER_MS} ms`;
+  const one = streaming.find((level) => level.concurrentStreams === 1);
+  const billed = one?.billed?.[kind];
+  if (!one || !billed) return notMeasured(name);
+  const measured = `${signed(billed.ttftOverUnlimitedMs)} ms (${fmt(billed.run.ttftP50Ms)} against ${fmt(one.zona.ttftP50Ms)} ms)`;
+  const failures = billed.run.failures;
+  return {
+    target: name,
+    measured: failures > 0 ? `${measured}; ${failures} failed streams` : measured,
+    met: failures === 0 && billed.ttftOverUnlimitedMs <= MAX_BILLED_TTFT_OVER_MS,
+  };
+}
+
+/** The check, or not met with the count and statuses when the runs had non-2xx answers. */
+function refusedOr(check: TargetCheck, runs: LoadResult[]): TargetCheck {
+  const statuses = new Map<string, number>();
+  for (const run of runs) {
+    for (const [status, count] of Object.entries(run.statusCodes)) {
+      if (!status.startsWith("2")) statuses.set(status, (statuses.get(status) ?? 0) + count);
+    }
+  }
+  const non2xx = runs.reduce((sum, run) => sum + run.non2xx, 0);
+  if (non2xx === 0) return check;
+  const byStatus = [...statuses].map(([status, count]) => `${int(count)} x ${status}`).join(", ");
+  return {
+    ...check,
+    measured: `${check.measured}; ${int(non2xx)} non-2xx answers${byStatus ? ` (${byStatus})` : ""}`,
+    met: false,
+  };
+}
+
 function best(levels: Array<[number, number]>): { at: number; value: number } {
   let top = { at: 0, value: Number.NEGATIVE_INFINITY };
   for (const [at, value] of levels) if (value > top.value) top = { at, value };
@@ -205,16 +302,4 @@ function best(levels: Array<[number, number]>): { at: number; value: number } {
 
 function notMeasured(target: string, why = "not measured"): TargetCheck {
   return { target, measured: why, met: false };
-}
-
-function signed(value: number): string {
-  return Number.isFinite(value) ? `${value >= 0 ? "+" : ""}${value.toFixed(2)}` : "n/a";
-}
-
-function fmt(value: number, digits = 2): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : "n/a";
-}
-
-function int(value: number): string {
-  return Math.round(value).toLocaleString("en-US");
 }

@@ -19,6 +19,8 @@ export interface StartedZona {
 
 /** The command line, environment (config file, data dir, port, DATABASE_URL...) and core of a Zona. */
 export interface ZonaLaunch {
+  /** The process's name in the benchmark's messages. */
+  name: string;
   args: string[];
   env: NodeJS.ProcessEnv;
   cpu: number | undefined;
@@ -28,10 +30,18 @@ export interface ZonaLaunch {
 // Every tier allows far more than the benchmark sends: the tier limiter still counts every request.
 const UNLIMITED_TIER = { requests_per_minute: 100_000_000 };
 
-/** The configuration of the benchmark: one zone, one priced chat model, one openai machine (the fake). */
-function benchConfig(engineUrl: string): unknown {
+/**
+ * The configuration of the benchmark: one zone, one priced chat model, one openai machine (the
+ * fake). `prepaid`: requests need credits on their account (the billed runs' second Zona).
+ */
+function benchConfig(engineUrl: string, prepaid: boolean): unknown {
   return {
-    installation: { name: "Zona bench", zones: [{ id: "bench", name: "Loopback" }], default_tier: "slow" },
+    installation: {
+      name: "Zona bench",
+      zones: [{ id: "bench", name: "Loopback" }],
+      default_tier: "slow",
+      prepaid,
+    },
     tiers: {
       slow: { multiplier: 1, ...UNLIMITED_TIER },
       medium: { multiplier: 2, ...UNLIMITED_TIER },
@@ -70,14 +80,19 @@ export async function startZona(options: {
   cwd: string;
   /** Extra options for Zona's node (e.g. --cpu-prof). */
   nodeArgs?: string[];
+  /** A prepaid installation (`installation.prepaid`); postpaid without it. */
+  prepaid?: boolean;
+  /** The process's name in the benchmark's messages (default "zona"). */
+  name?: string;
 }): Promise<StartedZona> {
   const dir = tempDir("zona-bench-");
   const configFile = join(dir, "zona.yaml");
-  writeFileSync(configFile, stringify(benchConfig(options.engineUrl)));
+  writeFileSync(configFile, stringify(benchConfig(options.engineUrl, options.prepaid ?? false)));
   const port = await freePort();
   const adminToken = randomBytes(24).toString("hex");
   // The same V8 flags as `npm start` (docs/operations.md says what each saves).
   const launch: ZonaLaunch = {
+    name: options.name ?? "zona",
     args: [
       "--max-semi-space-size=8",
       "--heap-growing-percent=60",
@@ -105,38 +120,47 @@ export async function startZona(options: {
 
 /** Starts the Zona process of a launch and returns at once (it is not listening yet). */
 export function spawnZona(launch: ZonaLaunch): Child {
-  return startNode("zona", launch.args, { cpu: launch.cpu, cwd: launch.cwd, env: launch.env });
+  return startNode(launch.name, launch.args, { cpu: launch.cpu, cwd: launch.cwd, env: launch.env });
 }
 
-/** Opens an account and issues `count` API keys through the operator API. */
+/** Opens an account through the operator API; its id. */
+export async function openAccount(zona: StartedZona): Promise<string> {
+  const email = `bench-${Date.now()}-${randomBytes(4).toString("hex")}@example.com`;
+  const account = (await admin(zona, "POST", "/admin/v1/accounts", { email }, 201)) as { id: string };
+  return account.id;
+}
+
+/**
+ * Issues `count` API keys through the operator API, to `accountId` or to a new account.
+ * `monthlyLimit`: each key's limit in the installation's currency; none without it.
+ */
 export async function issueKeys(
   zona: StartedZona,
   count: number,
-  accountId?: string,
+  options: { accountId?: string; monthlyLimit?: number } = {},
 ): Promise<{
   accountId: string;
   secrets: string[];
 }> {
-  const account =
-    accountId ??
-    (
-      (await admin(zona, "/admin/v1/accounts", { email: `bench-${Date.now()}@example.com` })) as {
-        id: string;
-      }
-    ).id;
+  const account = options.accountId ?? (await openAccount(zona));
+  const limit = options.monthlyLimit === undefined ? {} : { monthly_limit: options.monthlyLimit };
   const secrets: string[] = [];
   let issued = 0;
   const worker = async () => {
     while (issued < count) {
       const n = issued++;
-      const key = (await admin(zona, `/admin/v1/accounts/${account}/keys`, { name: `bench-${n}` })) as {
-        key: string;
-      };
+      const path = `/admin/v1/accounts/${account}/keys`;
+      const key = (await admin(zona, "POST", path, { name: `bench-${n}`, ...limit }, 201)) as { key: string };
       secrets.push(key.key);
     }
   };
   await Promise.all(Array.from({ length: 8 }, worker));
   return { accountId: account, secrets };
+}
+
+/** Sets an account's prepaid balance (`PUT /admin/v1/accounts/{id}/credits`). */
+export async function setCredits(zona: StartedZona, accountId: string, balance: number): Promise<void> {
+  await admin(zona, "PUT", `/admin/v1/accounts/${accountId}/credits`, { balance }, 200);
 }
 
 /** Loads a key into Zona's key cache with a request that no rate limit counts (`GET /v1/models`). */
@@ -145,14 +169,22 @@ export async function warmKey(zonaUrl: string, secret: string): Promise<void> {
   await response.arrayBuffer();
 }
 
-async function admin(zona: StartedZona, path: string, body: unknown): Promise<unknown> {
+async function admin(
+  zona: StartedZona,
+  method: "POST" | "PUT",
+  path: string,
+  body: unknown,
+  expected: number,
+): Promise<unknown> {
   const response = await fetch(`${zona.url}${path}`, {
-    method: "POST",
+    method,
     headers: { authorization: `Bearer ${zona.adminToken}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
   const answer = await response.json();
-  if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${JSON.stringify(answer)}`);
+  if (response.status !== expected) {
+    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+  }
   return answer;
 }
 
@@ -164,7 +196,7 @@ async function waitUntilHealthy(url: string, child: Child): Promise<void> {
   });
   while (Date.now() < deadline) {
     if (exitCode !== undefined)
-      throw new Error(`zona exited (${exitCode}) while starting:\n${child.output()}`);
+      throw new Error(`${child.name} exited (${exitCode}) while starting:\n${child.output()}`);
     try {
       const response = await fetch(`${url}/healthz`);
       await response.arrayBuffer();
@@ -174,7 +206,7 @@ async function waitUntilHealthy(url: string, child: Child): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`zona did not answer /healthz within 60 s:\n${child.output()}`);
+  throw new Error(`${child.name} did not answer /healthz within 60 s:\n${child.output()}`);
 }
 
 function freePort(): Promise<number> {

@@ -1,4 +1,5 @@
-// `kill -9` of Zona under sustained load (issue 15), at full size: `npm run faults:crash`.
+// `kill -9` of Zona under sustained load, at full size: `npm run faults:crash`. No usage record of a
+// delivered answer may be lost.
 // CRASH_REQUESTS (10,000), CRASH_KILLS (10), CRASH_CONCURRENCY (32); with DATABASE_URL and REDIS_URL
 // set it runs distributed against them (in a fresh database it creates and drops), else embedded.
 import { writeFileSync } from "node:fs";

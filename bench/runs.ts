@@ -1,0 +1,177 @@
+// The measured runs of one level: every target in turn, in a fixed order (direct, stack floor, Zona
+// with the unlimited key, then the billed targets), each once the Zona processes and the floor have
+// worked off the previous run.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { type KeyedZona, topUpKeys } from "./accounts.ts";
+import type { Child, Listening } from "./children.ts";
+import type { KeyPool } from "./key-pool.ts";
+import { type LoadResult, type LoadTarget, runLoad } from "./load.ts";
+import type { RemoteProfiler } from "./remote-profiler.ts";
+import type { Billed } from "./report-billed.ts";
+import { runStreams, type StreamResult } from "./streams.ts";
+import { warmKey } from "./zona.ts";
+
+/** A target of the runs and what measuring it takes. */
+export interface RunTarget {
+  name: LoadTarget;
+  url: string;
+  pool: KeyPool;
+  /**
+   * The processes whose CPU each run reports: `zona` is the Zona the target goes through (the
+   * first one for the engine and the floor), `otherZona` the other Zona of the billed runs.
+   */
+  cpuPids: Record<string, number>;
+  /** The Zona the target goes through: its keys are topped up and warmed, its RSS sampled. */
+  through?: KeyedZona;
+  /** Profiles the target's measured runs (BENCH_PROFILE). */
+  profiler?: RemoteProfiler;
+}
+
+/** What every run of a benchmark shares. */
+export interface RunContext {
+  warmupS: number;
+  durationS: number;
+  /** Waits until the Zona processes and the floor are idle (they share a core). */
+  untilIdle(): Promise<unknown>;
+  /** Where the profiles go (BENCH_PROFILE). */
+  profileDir: string | undefined;
+  log(message: string): void;
+}
+
+/** Every target at one concurrency: a warm-up, then the measured run. */
+export async function loadLevel(
+  targets: RunTarget[],
+  concurrency: number,
+  context: RunContext,
+): Promise<Partial<Record<LoadTarget, LoadResult>>> {
+  const runs: Partial<Record<LoadTarget, LoadResult>> = {};
+  for (const target of targets) runs[target.name] = await loadRun(target, concurrency, context);
+  return runs;
+}
+
+async function loadRun(target: RunTarget, concurrency: number, context: RunContext): Promise<LoadResult> {
+  const { name, url, pool, cpuPids, through, profiler } = target;
+  await context.untilIdle();
+  const warmup = await runLoad({ target: name, url, concurrency, durationS: context.warmupS, pool, cpuPids });
+  const more = through ? await topUpKeys(through, warmup.requestsPerSecond) : 0;
+  if (more > 0) context.log(`issued ${more} more API keys for ${name} (${pool.size} in all)`);
+  await context.untilIdle();
+  const profiling = context.profileDir ? profiler : undefined;
+  await profiling?.start();
+  const run = await runLoad({
+    target: name,
+    url,
+    concurrency,
+    durationS: context.durationS,
+    pool,
+    cpuPids,
+    ...(through ? { rssPid: through.zona.child.pid } : {}),
+  });
+  if (profiling && context.profileDir) {
+    const file = resolve(context.profileDir, `${name}-c${concurrency}.cpuprofile`);
+    mkdirSync(context.profileDir, { recursive: true });
+    writeFileSync(file, JSON.stringify(await profiling.stop()));
+    context.log(`profile of ${name}: ${file}`);
+  }
+  context.log(
+    `c=${concurrency} ${name.padEnd(12)} ${run.requestsPerSecond} req/s, p50 ${run.p50Ms} ms, ` +
+      `p99 ${run.p99Ms} ms, errors ${run.errors} (timeouts ${run.timeouts}), non-2xx ${run.non2xx}, ` +
+      `cpu ${JSON.stringify(run.cpuPercent)}`,
+  );
+  return run;
+}
+
+/** Every target at one number of concurrent streams, `rounds` rounds each. */
+export async function streamLevel(
+  targets: RunTarget[],
+  concurrent: number,
+  rounds: number,
+  context: RunContext,
+): Promise<Partial<Record<LoadTarget, StreamResult>>> {
+  const runs: Partial<Record<LoadTarget, StreamResult>> = {};
+  for (const { name, url, pool, through } of targets) {
+    await context.untilIdle();
+    runs[name] = await runStreams({
+      target: name,
+      url,
+      concurrent,
+      rounds,
+      pool,
+      ...(through ? { warm: (secret: string) => warmKey(through.zona.url, secret) } : {}),
+    });
+  }
+  return runs;
+}
+
+/** The billed targets: keys with a monthly limit on the first Zona, and the prepaid Zona's account. */
+export interface BilledZonas {
+  limit: KeyedZona;
+  prepaid: KeyedZona;
+  prepaidProfiler: RemoteProfiler | undefined;
+}
+
+/**
+ * The targets in the order they run at each level. `zona` in each run's CPU is the Zona the target
+ * goes through (the first one for the engine and the floor); `otherZona` the other one.
+ */
+export function runTargets(parts: {
+  engineUrl: string;
+  engine: Child;
+  stackFloor: Listening | undefined;
+  directPool: RunTarget["pool"];
+  unlimited: KeyedZona;
+  billed: BilledZonas | undefined;
+  profiler: RemoteProfiler | undefined;
+}): RunTarget[] {
+  const { stackFloor, directPool, unlimited, billed, profiler } = parts;
+  const first = unlimited.zona.child.pid;
+  const second = billed?.prepaid.zona.child.pid;
+  const cpuPids = (zonaPid: number, otherPid: number | undefined) => ({
+    zona: zonaPid,
+    ...(otherPid ? { otherZona: otherPid } : {}),
+    ...(stackFloor ? { floor: stackFloor.child.pid } : {}),
+    engine: parts.engine.pid,
+    loadGenerator: process.pid,
+  });
+  const atFirst = cpuPids(first, second);
+  // The floor ignores keys, as the engine does: it gets the same rotating dummy keys.
+  const targets: RunTarget[] = [{ name: "direct", url: parts.engineUrl, pool: directPool, cpuPids: atFirst }];
+  if (stackFloor) targets.push({ name: "floor", url: stackFloor.url, pool: directPool, cpuPids: atFirst });
+  const through = (
+    name: LoadTarget,
+    keyed: KeyedZona,
+    cpu: Record<string, number>,
+    watcher: RemoteProfiler | undefined,
+  ): RunTarget => ({
+    name,
+    url: keyed.zona.url,
+    pool: keyed.pool,
+    cpuPids: cpu,
+    through: keyed,
+    ...(watcher ? { profiler: watcher } : {}),
+  });
+  targets.push(through("zona", unlimited, atFirst, profiler));
+  if (billed && second) {
+    targets.push(
+      through("zona-limit", billed.limit, atFirst, profiler),
+      through("zona-prepaid", billed.prepaid, cpuPids(second, first), billed.prepaidProfiler),
+    );
+  }
+  return targets;
+}
+
+/** The billed runs of a level, by kind. */
+export function billedOf<T>(runs: Partial<Record<LoadTarget, T>>): Billed<T> {
+  return { limit: runs["zona-limit"], prepaid: runs["zona-prepaid"] };
+}
+
+/** One line per level of streams: each target's TTFT p50, gap p99 and failures. */
+export function streamSummary(runs: Partial<Record<LoadTarget, StreamResult>>): string {
+  return Object.entries(runs)
+    .map(
+      ([name, run]) =>
+        `${name} TTFT p50 ${run.ttftP50Ms} ms, gap p99 ${run.gapP99Ms} ms, failures ${run.failures}`,
+    )
+    .join("; ");
+}
