@@ -8,13 +8,14 @@ import type {
   SettleFacts,
 } from "../store/repositories/billing.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";
-import { type HoldTarget, MoneyBook } from "./money-book.ts";
+import { BookKeeper } from "./book-keeper.ts";
+import type { HoldTarget, MoneyBook } from "./money-book.ts";
 import { monthOf } from "./month.ts";
 import type { Payer } from "./payer.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
 import { FLUSH_WAIT_MS, Settlements } from "./settlements.ts";
 import { UsageBatcher } from "./usage-batcher.ts";
-import { usageRow } from "./usage-row.ts";
+import { EXPIRED_FACTS, usageRow } from "./usage-row.ts";
 
 /** What an endpoint says about a request before it runs. */
 export interface Charge {
@@ -32,7 +33,6 @@ export interface Charge {
 }
 
 const SWEEP_EVERY_MS = 60_000;
-const EXPIRED = { costMicros: 0, units: {}, outcome: "expired", zone: null, machine: null, durationMs: null };
 
 /**
  * The one way endpoints pay: reserve the highest possible cost (402 when it does not fit), run,
@@ -54,9 +54,7 @@ export class BillingService {
    * what is left, read once from the database and changed in memory; without a journal, every
    * reservation is a database transaction.
    */
-  private readonly booked: boolean;
-  private book: MoneyBook | undefined;
-  private bookLoad: Promise<MoneyBook> | undefined;
+  private readonly keeper: BookKeeper | undefined;
 
   constructor(deps: {
     repo: BillingRepository;
@@ -87,7 +85,7 @@ export class BillingService {
           "could not write journaled usage records; they stay journaled and are retried",
         ),
     });
-    this.booked = deps.journal !== undefined;
+    this.keeper = deps.journal ? new BookKeeper(this.usage, deps.repo) : undefined;
     this.prepaid = deps.prepaid;
     this.holdSeconds = deps.holdSeconds;
     this.now = deps.now ?? (() => new Date());
@@ -111,8 +109,8 @@ export class BillingService {
         close: (id, facts) => this.closeUnheld(id, charge, amount, month, facts),
       });
     }
-    if (this.booked) {
-      const book = this.book ?? (await this.loadedBook());
+    if (this.keeper) {
+      const book = this.keeper.current ?? (await this.keeper.book());
       this.refuse(
         book.hold(
           {
@@ -151,7 +149,7 @@ export class BillingService {
     const cost = Math.max(0, Math.min(facts.costMicros, amount));
     const keyId = charge.principal.keyId;
     // A book still being read counts this record among the pending ones instead.
-    this.book?.spend(keyId, month, cost);
+    this.keeper?.current?.spend(keyId, month, cost);
     const row = usageRow(requestId, { ...charge.principal, month }, charge, { ...facts, costMicros: cost });
     return this.close(
       requestId,
@@ -160,7 +158,7 @@ export class BillingService {
       facts,
       "batched",
       () => this.usage.record(row),
-      () => this.book?.spend(keyId, month, -cost),
+      () => this.keeper?.current?.spend(keyId, month, -cost),
     );
   }
 
@@ -198,8 +196,8 @@ export class BillingService {
     if (!this.prepaid && charge.principal.monthlyLimitMicros === null) return;
     const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
     const month = monthOf(this.now());
-    if (this.booked) {
-      const book = this.book ?? (await this.loadedBook());
+    if (this.keeper) {
+      const book = this.keeper.current ?? (await this.keeper.book());
       this.refuse(book.refusal(this.targetOf(charge, month), amount, charge.principal.monthlyLimitMicros));
       return;
     }
@@ -227,11 +225,11 @@ export class BillingService {
   async reserveDurable(charge: Charge): Promise<void> {
     const now = this.now();
     const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
-    if (!this.booked) {
+    if (!this.keeper) {
       await this.hold(charge, amount, now);
       return;
     }
-    const book = this.book ?? (await this.loadedBook());
+    const book = this.keeper.current ?? (await this.keeper.book());
     const target = this.targetOf(charge, monthOf(now));
     this.refuse(book.holdAmount(target, amount, charge.principal.monthlyLimitMicros));
     try {
@@ -301,7 +299,7 @@ export class BillingService {
 
   /** Closes a reservation row; embedded, the book follows what the row held and what was spent. */
   private async settleDurable(requestId: string, facts: SettleFacts) {
-    const book = this.booked ? (this.book ?? (await this.loadedBook())) : undefined;
+    const book = await this.keeper?.book();
     const settled = await this.settlements.retried(() => this.repo.settle(requestId, facts));
     if (settled && book) bookClosed(book, settled.reservation, facts.costMicros);
     return settled;
@@ -361,9 +359,9 @@ export class BillingService {
     let released = 0;
     try {
       for (const requestId of await this.repo.expired(this.now(), 500)) {
-        if (await this.settleDurable(requestId, { ...EXPIRED })) released += 1;
+        if (await this.settleDurable(requestId, { ...EXPIRED_FACTS })) released += 1;
       }
-      released += await this.sweepBook();
+      released += (await this.keeper?.sweep(this.now().getTime())) ?? 0;
       if (released > 0) this.log?.warn({ released }, "released reservations whose requests never finished");
     } catch (error) {
       this.log?.error({ err: error }, "reservation sweep failed");
@@ -371,50 +369,12 @@ export class BillingService {
     return released;
   }
 
-  /** Releases the book's holds whose requests never ended, each with its record at no cost. */
-  private async sweepBook(): Promise<number> {
-    const book = this.book;
-    if (!book) return 0;
-    const writes: Array<Promise<void>> = [];
-    for (const requestId of book.expired(this.now().getTime())) {
-      const closed = book.close(requestId, 0);
-      if (!closed) continue;
-      const { hold } = closed;
-      writes.push(this.usage.record(usageRow(requestId, hold, hold, { ...EXPIRED })));
-    }
-    await Promise.all(writes);
-    return writes.length;
-  }
-
   /**
    * The money book (embedded mode), read from the database on first use; undefined where the
    * database holds the money. Operators' changes of credits go through it.
    */
   moneyBook(): Promise<MoneyBook> | undefined {
-    if (!this.booked) return undefined;
-    return this.book ? Promise.resolve(this.book) : this.loadedBook();
-  }
-
-  /**
-   * Reads the book: what the database holds, plus the records made and not yet written, read as one
-   * while no batch is written; from the same tick on, every change passes through the book.
-   */
-  private loadedBook(): Promise<MoneyBook> {
-    this.bookLoad ??= this.usage
-      .readBeside(
-        () => this.repo.moneySnapshot(),
-        (snapshot, pending) => {
-          this.book = MoneyBook.read(snapshot, pending);
-        },
-      )
-      .then(
-        () => this.book as MoneyBook,
-        (error: unknown) => {
-          this.bookLoad = undefined;
-          throw error;
-        },
-      );
-    return this.bookLoad;
+    return this.keeper?.book();
   }
 
   /**

@@ -20,3 +20,13 @@ export function usageRow(
     ...(payer.prepaid ? { prepaid: true } : {}),
   };
 }
+
+/** What a reservation released by the sweep records: its request never ended, and costs nothing. */
+export const EXPIRED_FACTS: SettleFacts = {
+  costMicros: 0,
+  units: {},
+  outcome: "expired",
+  zone: null,
+  machine: null,
+  durationMs: null,
+};
