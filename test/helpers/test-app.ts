@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from "fastify";
 import { buildApp } from "../../src/app.ts";
+import { setScryptCostForTests } from "../../src/auth/passwords.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import type { Config } from "../../src/config/schema.ts";
 import type { JobQueue } from "../../src/jobs/job-queue.ts";
@@ -10,6 +11,14 @@ import { openTestStore } from "./test-store.ts";
 
 /** The operator token every test app uses. */
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+/**
+ * The scrypt cost of the passwords the test apps hash: 16 MiB and about 50 ms a hash instead of
+ * OWASP's 128 MiB and 0.4 s (test/auth/passwords.test.ts checks OWASP's, the production default).
+ * Still far above a request's own time, so the login timing test compares scrypt against scrypt
+ * (a known email's stored hash and the throwaway one are both made at this cost).
+ */
+export const TEST_SCRYPT_COST = { N: 2 ** 14, r: 8, p: 1 } as const;
 
 /** A running app on a loopback port, with helpers to call it. */
 export interface TestApp {
@@ -54,6 +63,7 @@ export async function startTestApp(
     loadConfig?: () => Config;
   } = {},
 ): Promise<TestApp> {
+  setScryptCostForTests(TEST_SCRYPT_COST);
   const raw = options.config ?? {};
   const config = parseConfig({
     ...raw,

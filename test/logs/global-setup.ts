@@ -3,17 +3,27 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeFindings, scanLogFolder, testSecrets } from "../helpers/log-scan.ts";
 import { RUN_LOG_DIR_ENV } from "../helpers/run-log.ts";
+import { PGLITE_TEMPLATE_ENV, writePgliteTemplate } from "../helpers/test-store.ts";
 
 /**
  * Vitest global setup: a folder for this run's logs, where every test app writes every line from
- * `trace` on (test/helpers/run-log.ts). After the last test file the teardown scans them (closeRun).
+ * `trace` on (test/helpers/run-log.ts), and the PGlite template of the run's test stores. After the
+ * last test file the teardown scans the logs (closeRun).
  */
 export default async function setup(): Promise<() => Promise<void>> {
   const folder = await mkdtemp(join(tmpdir(), "zona-test-logs-"));
   // Test workers are started after this and inherit the environment.
   process.env[RUN_LOG_DIR_ENV] = folder;
+  // One migrated PGlite database for the run, which every PGlite test store starts as a copy of
+  // (test/helpers/test-store.ts); outside the log folder, which is scanned as text.
+  const templateFolder = await mkdtemp(join(tmpdir(), "zona-test-pglite-"));
+  const template = join(templateFolder, "template.tar");
+  await writePgliteTemplate(template);
+  process.env[PGLITE_TEMPLATE_ENV] = template;
   return async () => {
     delete process.env[RUN_LOG_DIR_ENV];
+    delete process.env[PGLITE_TEMPLATE_ENV];
+    await rm(templateFolder, { recursive: true, force: true });
     await closeRun(folder);
   };
 }

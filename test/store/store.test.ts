@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
@@ -24,7 +24,8 @@ async function migrationNames(store: Store): Promise<string[]> {
 describe.each(STORE_KINDS)("Storage repositories (%s)", (kind) => {
   let store: Store;
   beforeAll(async () => {
-    store = await openTestStore(kind);
+    // A new cluster that the open migrates, not a copy of the tests' migrated template.
+    store = await openTestStore(kind, { migrateAtOpen: true });
   });
   afterAll(() => store.close());
 
@@ -81,11 +82,20 @@ describe.each(STORE_KINDS)("Storage repositories (%s)", (kind) => {
 });
 
 describe("Storage: PGlite in ZONA_DATA_DIR", () => {
+  // A data folder made once (its first open creates the cluster and migrates it in a process of
+  // its own, seconds); each test works on a copy of it.
+  let first: string;
+  beforeAll(async () => {
+    first = mkdtempSync(join(tmpdir(), "zona-store-first-"));
+    await (await openStore({ dataDir: first })).close();
+  });
+  afterAll(() => rmSync(first, { recursive: true, force: true }));
   // Each data folder holds a whole database: removed after its test, also when it failed.
   const made: string[] = [];
   const newDataDir = (prefix: string) => {
     const dir = mkdtempSync(join(tmpdir(), prefix));
     made.push(dir);
+    cpSync(first, dir, { recursive: true });
     return dir;
   };
   afterEach(() => {

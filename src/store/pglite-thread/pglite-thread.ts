@@ -124,6 +124,11 @@ export class PgliteThread implements ThreadTransaction {
     return result;
   }
 
+  /** The whole database as PGlite's data folder archive (uncompressed tar): a template for `ThreadOptions`. */
+  dump(): Promise<Uint8Array> {
+    return this.call({ op: "dump" }) as Promise<Uint8Array>;
+  }
+
   /** Closes the database (its files are consistent on disk) and ends the thread. */
   async close(): Promise<void> {
     if (this.exited) return;

@@ -40,7 +40,7 @@ class Rollback extends Error {}
 
 let db: PGlite;
 try {
-  db = await createPglite(options.dataDir, options.sharedBuffers);
+  db = await createPglite(options.dataDir, options.sharedBuffers, options.template);
 } catch (error) {
   port.postMessage({ ready: false, error: errorData(error) } satisfies ThreadReady);
   process.exit(1);
@@ -106,6 +106,8 @@ async function run(call: ThreadCall): Promise<unknown> {
       return begin();
     case "end":
       return end(call.tx, call.commit);
+    case "dump":
+      return new Uint8Array(await (await db.dumpDataDir("none")).arrayBuffer());
     case "close":
       await db.close();
       return undefined;

@@ -7,6 +7,8 @@ export interface ThreadOptions {
   /** PGlite's data folder; undefined keeps the database in memory. */
   dataDir: string | undefined;
   sharedBuffers: string;
+  /** A database in memory starts as a copy of this one (a `dump` of another), not from an empty cluster. */
+  template?: Uint8Array;
 }
 
 /** One call of the request thread; `tx` names an open transaction, else the statement runs alone. */
@@ -23,6 +25,7 @@ export type ThreadCall =
   | { id: number; op: "exec"; text: string; tx?: number }
   | { id: number; op: "begin" }
   | { id: number; op: "end"; tx: number; commit: boolean }
+  | { id: number; op: "dump" }
   | { id: number; op: "close" };
 
 /** The answer to a call: its result, or the failure as data. */
