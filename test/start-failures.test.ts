@@ -48,7 +48,7 @@ function oneLineFailure(ended: Ended): string {
   return lines[0] ?? "";
 }
 
-describe("issue 10: a start that fails says why in one line on stderr, without a stack trace, and exits 1", () => {
+describe("a start that fails says why in one line on stderr, without a stack trace, and exits 1", () => {
   let dir: string;
   let config: string;
   const cleanups: Array<() => Promise<void>> = [];

@@ -59,7 +59,7 @@ describe("README: `npm start` gives a working service on the embedded default", 
       // the group is gone already
     }
     await exit;
-    // The data folder holds a whole database: leave nothing behind (issue 10).
+    // The data folder holds a whole database: leave nothing behind.
     if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
   });
 

@@ -62,7 +62,7 @@ export function textField(
     errors.add(name, `The ${label} field must be a string.`);
     return undefined;
   }
-  // PostgreSQL text cannot hold NUL: a conversation's model or a message with one was a 500 (issue 15).
+  // PostgreSQL text cannot hold NUL: a conversation's model or a message with one was a 500.
   if (value.includes("\u0000")) {
     errors.add(name, `The ${label} field must not contain NUL characters.`);
     return undefined;

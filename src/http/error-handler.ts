@@ -41,7 +41,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     done();
   });
   // Node's own 400 for an HTTP/1.1 request without Host has an empty body (the server is made with
-  // `requireHostHeader: false`), so the service refuses it here, in the spec's shape (issue 15).
+  // `requireHostHeader: false`), so the service refuses it here, in the spec's shape.
   app.addHook("onRequest", (request, _reply, done) => {
     if (request.raw.httpVersion === "1.1" && request.headers.host === undefined) {
       const message = "An HTTP/1.1 request needs a Host header.";
@@ -53,7 +53,7 @@ export function installErrorHandling(app: FastifyInstance): void {
 /**
  * Fastify's `frameworkErrors`: a URL the router cannot read (a bad percent-escape such as `%zz`, or a
  * path parameter over its length limit) is answered in the spec's shape, with the request id, rather
- * than in Fastify's own body (issue 15, key-api-fuzz).
+ * than in Fastify's own body (key-api-fuzz).
  */
 export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header("x-request-id", request.id);

@@ -23,7 +23,7 @@ export function stringField(
   const value = present(fields, name, options);
   if (value === undefined) return undefined;
   if (typeof value !== "string") throw invalidRequest(`'${name}' must be a string.`, { param: name });
-  // PostgreSQL text cannot hold NUL: such a value stored or looked up was a 500 (issue 15, admin-api-fuzz).
+  // PostgreSQL text cannot hold NUL: such a value stored or looked up was a 500 (admin-api-fuzz).
   if (value.includes("\u0000")) {
     throw invalidRequest(`'${name}' must not contain NUL characters.`, { param: name });
   }

@@ -194,7 +194,7 @@ function readForm(
       writes.push(pipeline(stream, createWriteStream(path)));
     });
     // `on`, not `once`: busboy goes on parsing after a malformed part header and may emit a second
-    // error, which unhandled would end the process (issue 15, multipart-fuzz).
+    // error, which unhandled would end the process (multipart-fuzz).
     parser.on("error", () => fail(uploadFailed()));
     parser.once("close", () => {
       Promise.all(writes).then(

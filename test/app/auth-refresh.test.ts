@@ -63,7 +63,7 @@ describe.each(STORE_KINDS)("Refresh tokens (States and transitions) on %s", (kin
     expect((await refresh(t, (await signIn(t, user.email)).refresh_token)).status).toBe(200);
   });
 
-  it("concurrent refreshes with one token: at most one succeeds, all revoked (N=50 in parallel over HTTP; issue 15)", async () => {
+  it("concurrent refreshes with one token: at most one succeeds, all revoked (N=50 in parallel over HTTP)", async () => {
     const { user } = await register(t);
     const session = await signIn(t, user.email);
     const otherDevice = await signIn(t, user.email);

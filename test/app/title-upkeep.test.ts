@@ -14,9 +14,7 @@ import {
 
 const MINUTE = 60_000;
 
-describe.each(
-  STORE_KINDS,
-)("Automatic title whose job was lost (issue 15: jobs are not lost; %s)", (store) => {
+describe.each(STORE_KINDS)("Automatic title whose job was lost (jobs are not lost; %s)", (store) => {
   let s: ChatStack;
   let held: HeldJobs;
   let user: AppUserHandle;

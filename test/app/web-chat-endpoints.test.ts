@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { type AppUserHandle, signedInUser } from "./app-helpers.ts";
 
-// Issue 14's own endpoints of the app API, for the web chat: the models a user picks from, and
+// The endpoints of the app API that only the web chat uses: the models a user picks from, and
 // archiving (spec "Chat sessions": archiving exists only in the web chat; archived conversations
 // are left out of GET /chat/sessions).
 
@@ -27,7 +27,7 @@ async function json(response: Response): Promise<{ status: number; body: any }> 
   return { status: response.status, body: await response.json() };
 }
 
-describe("issue 14: GET /api/v1/web/models lists the chat models a signed-in user may pick", () => {
+describe("GET /api/v1/web/models lists the chat models a signed-in user may pick", () => {
   it("only chat models, with vision and whether a model served on request is activated; the tiers", async () => {
     const user = await signedInUser(t);
     const before = await json(await user.fetch("/web/models"));

@@ -27,7 +27,7 @@ function asRaw(config: Config): Record<string, unknown> {
 
 const PIPER_URL = "http://127.0.0.1:9";
 
-describe("issue 10: where the built-in speech engine is, and which content check its texts get", () => {
+describe("where the built-in speech engine is, and which content check its texts get", () => {
   it("a configuration without a speech machine gets the built-in one and tts-1, read unchecked", async () => {
     const dir = await mkdtemp(join(tmpdir(), "zona-config-"));
     try {
@@ -140,7 +140,7 @@ describe("POST /v1/audio/speech on the built-in engine, no server, all four lang
   });
 });
 
-describe("issue 10: declared speech machines first, the built-in engine last", () => {
+describe("declared speech machines first, the built-in engine last", () => {
   const piper = new FakePiperServer();
   const moderation = new FakeModerationServer();
   let on: TestApp;

@@ -12,7 +12,7 @@ const PNG = Buffer.from(
 const BINARY = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 131) % 256));
 
 // Spec "Transcription": "A refused file gives 400, type `invalid_request_error`, and a message naming
-// the detected type and the accepted formats." Issue 10: named for every refused file, text included.
+// the detected type and the accepted formats." Named for every refused file, text included.
 const REFUSED: Array<[string, Buffer, string]> = [
   ["plain text", Buffer.from("this is not audio at all, just words\n".repeat(20)), "text/plain"],
   ["UTF-8 text with accents", Buffer.from("Però è così: città, perché, più.\n".repeat(10)), "text/plain"],

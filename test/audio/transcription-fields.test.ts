@@ -206,7 +206,7 @@ describe("Limits: audio file 25 MB, whole request 64 MB; temporary files removed
     expect(await leftUploads()).toEqual([]);
   });
 
-  it("issue 10: the app's upload folder is its own, and is removed when the app closes", async () => {
+  it("the app's upload folder is its own, and is removed when the app closes", async () => {
     const other = await startAudioStack();
     let folder: string | undefined;
     try {

@@ -323,7 +323,7 @@ describe("Transcription response", () => {
 });
 
 describe("Placement rule 3: a zone machine that does not answer hands over to the fallback server", () => {
-  it("issue 10: a zone machine that takes the upload and never answers is given up after engines.zone_transcription_timeout_seconds; the fallback server answers (no X-Zona)", async () => {
+  it("a zone machine that takes the upload and never answers is given up after engines.zone_transcription_timeout_seconds; the fallback server answers (no X-Zona)", async () => {
     const stack = await startAudioStack({
       config: { engines: { zone_transcription_timeout_seconds: 1, transcription_timeout_seconds: 8 } },
     });

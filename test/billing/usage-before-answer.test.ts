@@ -5,10 +5,10 @@ import type { MemoryUsageJournal } from "../../src/store/usage-journal.ts";
 import { CHAT_MODEL, type EngineStack, startEngineStack } from "../e2e/engine-stack.ts";
 import { STORE_KINDS } from "../helpers/test-store.ts";
 
-// Issue 15: a crash right after an answer must not lose its usage record, so the record (or the
+// A crash right after an answer must not lose its usage record, so the record (or the
 // settlement of the reservation) is written before the answer's last byte leaves. The check reads
 // the database the moment each client holds its whole answer, with no wait in between. In embedded
-// mode (issue 16) the record is durable once journaled: the check reads the journal too.
+// mode the record is durable once journaled: the check reads the journal too.
 const REQUESTS = 24;
 
 const CASES: Array<{ name: string; path: string; body: Record<string, unknown>; endpoint: string }> = [
@@ -44,9 +44,7 @@ const CASES: Array<{ name: string; path: string; body: Record<string, unknown>; 
   },
 ];
 
-describe.each(
-  STORE_KINDS,
-)("Usage is written before the answer ends (%s; issue 15, crash-proof usage)", (store) => {
+describe.each(STORE_KINDS)("Usage is written before the answer ends (%s; crash-proof usage)", (store) => {
   let stack: EngineStack;
   beforeAll(async () => {
     stack = await startEngineStack({ store });

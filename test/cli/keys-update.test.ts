@@ -15,10 +15,7 @@ interface Run {
   json: any;
 }
 
-describe.each([
-  "http",
-  "direct",
-] as const)("issue 10: zona keys --rpm and zona keys update (%s mode)", (mode) => {
+describe.each(["http", "direct"] as const)("zona keys --rpm and zona keys update (%s mode)", (mode) => {
   let dir: string;
   let env: Record<string, string>;
   let t: TestApp | undefined;

@@ -11,7 +11,7 @@ import { ZonaChild } from "../helpers/zona-child.ts";
 import { dropKeys } from "../limits/limit-fixtures.ts";
 
 /**
- * Issue 15: "login, register, reset and refresh limits hold across instances". Two real Zona
+ * "login, register, reset and refresh limits hold across instances". Two real Zona
  * processes behind one (simulated) reverse proxy share PostgreSQL and Redis; requests from one
  * client address, spread over both and sent at once, are admitted exactly up to the spec's limit in
  * total (spec "Rate limits": per address, auth 10 a minute shared by login, register,
@@ -60,7 +60,7 @@ const freshAddress = (network = "203.0") => {
 };
 
 describe.skipIf(!shared)(
-  "Auth limits across instances: two Zona processes sharing PostgreSQL and Redis (issue 15; spec Rate limits / Per address)",
+  "Auth limits across instances: two Zona processes sharing PostgreSQL and Redis (spec Rate limits / Per address)",
   () => {
     let servers: [ZonaChild, ZonaChild];
     let database: { url: string; drop(): Promise<void> };

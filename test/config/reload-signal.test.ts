@@ -22,7 +22,7 @@ function configWith(models: string[], machines: string[] = ["ti-1"]) {
   };
 }
 
-describe("issue 10: SIGHUP re-reads the configuration of a running Zona", () => {
+describe("SIGHUP re-reads the configuration of a running Zona", () => {
   let dir: string;
   let file: string;
   let server: ChildProcess;

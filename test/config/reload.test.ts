@@ -32,7 +32,7 @@ function configFile(
   };
 }
 
-describe("issue 10: configuration reload (SIGHUP and POST /admin/v1/reload)", () => {
+describe("configuration reload (SIGHUP and POST /admin/v1/reload)", () => {
   let dir: string;
   let file: string;
   let first: FakeOpenAiServer;

@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 const MODEL = "gemma3.8-27b";
 const PROMPT = "purple elephants dance at midnight";
 
-describe("issue 10: the failure log line (one warn line per failed upstream attempt, never a key or a prompt)", () => {
+describe("the failure log line (one warn line per failed upstream attempt, never a key or a prompt)", () => {
   const fakes = {
     notServed: new FakeOpenAiServer({ models: ["google/gemma-3-27b-it"] }),
     error500: new FakeOpenAiServer(),

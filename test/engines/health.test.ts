@@ -46,7 +46,7 @@ describe("Health: passive circuit breaker (DESIGN Engines: failures open a short
   });
 });
 
-describe("Health: the operator's timings (issue 10: engines.circuit_cooldown_seconds, circuit_max_cooldown_seconds)", () => {
+describe("Health: the operator's timings (engines.circuit_cooldown_seconds, circuit_max_cooldown_seconds)", () => {
   it("the configured cool-down opens the circuit, doubles, and stops at the configured maximum", () => {
     const config = parseConfig({
       installation: { zones: [{ id: "ch" }] },
@@ -93,7 +93,7 @@ describe("Health: the operator's timings (issue 10: engines.circuit_cooldown_sec
   });
 });
 
-describe("Health: a configuration reload keeps the live state of the machines that stay (issue 10)", () => {
+describe("Health: a configuration reload keeps the live state of the machines that stay", () => {
   const machines = (url: string) => [
     { name: "same", zone: "ch", protocol: "openai", url: "http://127.0.0.1:9001", models: ["m"] },
     { name: "moved", zone: "ch", protocol: "openai", url, models: ["m"] },
@@ -230,7 +230,7 @@ describe("Health: active probe of the audio protocols", () => {
   });
 });
 
-describe("Health: a machine that answers its probe again is used again at once (issue 10)", () => {
+describe("Health: a machine that answers its probe again is used again at once", () => {
   const fake = new FakeOpenAiServer();
   let t: TestApp;
   let key: string;

@@ -63,7 +63,7 @@ function machine(
   });
 }
 
-describe("issue 10: the start-up check of machines", () => {
+describe("the start-up check of machines", () => {
   const vllm = new FakeOpenAiServer({ models: ["google/gemma-3-27b-it"], apiKey: API_KEY });
   let closedUrl: string;
 
@@ -181,7 +181,7 @@ describe("issue 10: the start-up check of machines", () => {
   });
 });
 
-describe("issue 10: what each protocol is asked and how its names are matched", () => {
+describe("what each protocol is asked and how its names are matched", () => {
   const openai = new FakeOpenAiServer({
     models: ["Tongyi-MAI/Z-Image-Turbo", "Wan-AI/Wan2.2-TI2V-5B-Diffusers"],
   });
@@ -293,7 +293,7 @@ describe("issue 10: what each protocol is asked and how its names are matched", 
   });
 });
 
-describe("issue 10: the example configuration", () => {
+describe("the example configuration", () => {
   it("starts, and its check finds only unreachable machines (pointed at a closed loopback port here)", async () => {
     const config = loadConfig({ ZONA_CONFIG: join(import.meta.dirname, "../../zona.example.yaml") });
     const closed = `http://127.0.0.1:${await freePort()}`;

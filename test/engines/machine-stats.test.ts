@@ -3,7 +3,7 @@ import { MachineStats } from "../../src/engines/machine-stats.ts";
 
 const MINUTE = 60_000;
 
-describe("Machine statistics (issue 10: p50/p99 latency of the last minutes, in bounded memory)", () => {
+describe("Machine statistics (p50/p99 latency of the last minutes, in bounded memory)", () => {
   it("p50 and p99 are nearest-rank percentiles of the answers of the last 5 minutes", () => {
     const stats = new MachineStats();
     const start = 100 * MINUTE;

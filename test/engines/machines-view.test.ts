@@ -12,7 +12,7 @@ const MODEL = "gemma3.8-27b";
 const UPSTREAM = "google/gemma-3-27b-it";
 const MACHINE_KEY = "machine-secret-7f3a";
 
-describe("issue 10: /admin/v1/machines after failures, and `zona machines`", () => {
+describe("/admin/v1/machines after failures, and `zona machines`", () => {
   const fakes = {
     ok: new FakeOpenAiServer(),
     down: new FakeOpenAiServer(),

@@ -60,7 +60,7 @@ function modelSent(fake: { lastRequest: { body: unknown } }): unknown {
   return (fake.lastRequest.body as Record<string, unknown>).model;
 }
 
-describe("issue 10: text engines receive their own model names, clients see the catalogue id", () => {
+describe("text engines receive their own model names, clients see the catalogue id", () => {
   // vLLM started as `vllm serve google/gemma-3-27b-it` (object form), Ollama with `gemma3:4b` (map
   // form), a server whose names are the catalogue ids (plain list), and one declared with a name it
   // does not have.
@@ -198,7 +198,7 @@ describe("issue 10: text engines receive their own model names, clients see the 
   });
 });
 
-describe("issue 10: audio, embedding and moderation engines receive their own model names", () => {
+describe("audio, embedding and moderation engines receive their own model names", () => {
   const ollama = new FakeOllamaServer({ models: ["bge-m3:567m"] });
   const tei = new FakeTeiServer({ models: ["BAAI/bge-reranker-v2-m3"] });
   const speaches = new FakeWhisperServer({ models: ["Systran/faster-whisper-large-v3"] });

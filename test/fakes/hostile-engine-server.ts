@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { type Answer, answerFor } from "./hostile-engine-answers.ts";
 
 /**
- * How an answer misbehaves (issue 15, hostile engines). Stream-only ones (`no-data-prefix`,
+ * How an answer misbehaves (hostile engines). Stream-only ones (`no-data-prefix`,
  * `bad-event-mid`, `long-line`, `no-done`) and `huge` (non-streamed only) fall back to `invalid-json`
  * where they have no meaning.
  */

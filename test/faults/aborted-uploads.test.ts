@@ -7,7 +7,7 @@ import { type FaultStack, startFaultStack } from "./fault-stack.ts";
 import { openUploadFiles, pause, serverConnections, until } from "./process-resources.ts";
 import { BOUNDARY, head, type MultipartPieces, multipart, openRaw } from "./raw-client.ts";
 
-// Issue 15, "uploads aborted at every stage (no temporary file left)": the client goes away at each
+// "uploads aborted at every stage (no temporary file left)": the client goes away at each
 // stage of a multipart upload, on the three endpoints that take one.
 
 interface Endpoint {
@@ -69,7 +69,7 @@ const CASES = ENDPOINTS.flatMap((endpoint) =>
   STAGES.map((stage) => ({ ...stage, endpoint, name: `${endpoint.name}, ${stage.stage}` })),
 );
 
-describe("Uploads aborted at every stage (issue 15): no temporary file left, nothing reserved, nothing recorded as done", () => {
+describe("Uploads aborted at every stage: no temporary file left, nothing reserved, nothing recorded as done", () => {
   let s: FaultStack;
   beforeAll(async () => {
     s = await startFaultStack();

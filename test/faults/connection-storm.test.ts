@@ -11,7 +11,7 @@ import {
 } from "./process-resources.ts";
 import { head, openRaw } from "./raw-client.ts";
 
-// Issue 15, "10,000 connections opened and dropped". The suite runs 2,000; the full experiment is
+// "10,000 connections opened and dropped". The suite runs 2,000; the full experiment is
 // STORM_CONNECTIONS=10000 npm test -- test/faults/connection-storm.test.ts
 const CONNECTIONS = Number(process.env.STORM_CONNECTIONS ?? 2_000);
 // Both ends live in this process: a wave of 500 holds at most 1,000 descriptors.
@@ -31,7 +31,7 @@ const KINDS: Kind[] = [
   "after a whole request, never reading",
 ];
 
-describe("10,000 connections opened and dropped (issue 15): the server stays up, no descriptor leaks, memory settles", () => {
+describe("10,000 connections opened and dropped: the server stays up, no descriptor leaks, memory settles", () => {
   let s: FaultStack;
   beforeAll(async () => {
     s = await startFaultStack();

@@ -15,7 +15,7 @@ export interface CrashReport {
 }
 
 /**
- * `kill -9` of a Zona process at random moments of a sustained load (issue 15): the load, then a
+ * `kill -9` of a Zona process at random moments of a sustained load: the load, then a
  * restart once the dead processes' reservations have expired, whose sweep gives them back; then a
  * graceful stop and an audit of the database against every answer a client received whole.
  */

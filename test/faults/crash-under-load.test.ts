@@ -22,7 +22,7 @@ function expectNothingLost(report: CrashReport) {
   expect(audit.ledgerMismatches).toEqual([]);
 }
 
-describe("kill -9 of Zona under load (issue 15): every whole answer has exactly one usage record, nothing stays held, no credit lost", () => {
+describe("kill -9 of Zona under load: every whole answer has exactly one usage record, nothing stays held, no credit lost", () => {
   let database: { url: string; drop(): Promise<void> } | undefined;
   beforeAll(async () => {
     if (shared) database = await createTestDatabase();

@@ -46,7 +46,7 @@ const MODEL = "bge-m3";
 
 const figures: string[] = [];
 
-describe.each(PROTOCOLS)("issue 15, hostile engines: embeddings on a hostile $protocol engine", ({
+describe.each(PROTOCOLS)("hostile engines: embeddings on a hostile $protocol engine", ({
   protocol,
   endpoint,
 }) => {

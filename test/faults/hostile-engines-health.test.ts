@@ -43,7 +43,7 @@ const failovers: FailoverCase[] = CHAT.flatMap((endpoint) =>
 const TEI_BAD = "fo-tei-bad";
 const EMBEDDING = "bge-m3";
 
-describe("issue 15, hostile engines: machines marked down and back up, and failover before the first byte", () => {
+describe("hostile engines: machines marked down and back up, and failover before the first byte", () => {
   const hostile = new HostileEngineServer();
   const goodOpenAi = new FakeOpenAiServer();
   const goodOllama = new FakeOllamaServer();

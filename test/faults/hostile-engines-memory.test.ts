@@ -94,7 +94,7 @@ async function retainedHeap(before: { heap: number }): Promise<number> {
 
 const figures: string[] = [];
 
-describe("issue 15, hostile engines: endless and huge bodies are cut off with bounded memory, and the engine stops being read", () => {
+describe("hostile engines: endless and huge bodies are cut off with bounded memory, and the engine stops being read", () => {
   const hostile = new HostileEngineServer();
   let t: TestApp;
 

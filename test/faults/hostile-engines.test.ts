@@ -83,7 +83,7 @@ interface Figure {
 }
 const figures: Figure[] = [];
 
-describe("issue 15, hostile engines: every misbehaviour of an OpenAI-style and an Ollama engine, streamed and not, gives a clear error in bounded time, releases the reservation and closes the upstream", () => {
+describe("hostile engines: every misbehaviour of an OpenAI-style and an Ollama engine, streamed and not, gives a clear error in bounded time, releases the reservation and closes the upstream", () => {
   const hostile = new HostileEngineServer();
   let t: TestApp;
 

@@ -15,7 +15,7 @@ const LOAD_SECONDS = (DOWN_AT_MS + OUTAGE_MS) / 1000 + 6;
 const BOUND_MS = 6_000;
 
 describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
-  "PostgreSQL restarted mid-load (issue 15, distributed mode): fast 503 service_unavailable (Retry-After 2, both APIs' shapes) during the outage, recovery without a restart of Zona, no record lost",
+  "PostgreSQL restarted mid-load (distributed mode): fast 503 service_unavailable (Retry-After 2, both APIs' shapes) during the outage, recovery without a restart of Zona, no record lost",
   () => {
     let postgres: PostgresServerProcess;
     let redis: RedisServerProcess;

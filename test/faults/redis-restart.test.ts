@@ -15,7 +15,7 @@ const BOUND_MS = 2_000;
 const PER_MINUTE = 20;
 
 describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
-  "Redis killed and started again mid-load (issue 15, distributed mode): limits counted in the process meanwhile, exact again after, no request hung, no job lost",
+  "Redis killed and started again mid-load (distributed mode): limits counted in the process meanwhile, exact again after, no request hung, no job lost",
   () => {
     let postgres: PostgresServerProcess;
     let redis: RedisServerProcess;

@@ -7,7 +7,7 @@ import { CHAT_MODEL, type FaultStack, startFaultStack } from "./fault-stack.ts";
 import { openUploadFiles, pause, serverConnections, until } from "./process-resources.ts";
 import { head, multipart, openRaw, type RawClient } from "./raw-client.ts";
 
-// Issue 15, "Slow and hostile clients": slowloris headers and bodies. The headers run against the
+// "Slow and hostile clients": slowloris headers and bodies. The headers run against the
 // limits in force; the body limit (300 s) is lowered for the run, the way an operator could.
 const SLOW_HEADERS = 200;
 const BODY_LIMIT_MS = 5_000;
@@ -32,7 +32,7 @@ async function normalClientWhile(port: number, running: () => boolean) {
   return answers;
 }
 
-describe("Slow clients (issue 15): slowloris headers and bodies", () => {
+describe("Slow clients: slowloris headers and bodies", () => {
   let s: FaultStack;
   beforeAll(async () => {
     s = await startFaultStack();

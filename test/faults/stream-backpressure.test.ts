@@ -6,7 +6,7 @@ import { CHAT_MODEL, type FaultStack, startFaultStack } from "./fault-stack.ts";
 import { mb, memoryInUse, pause, residentBytes, serverConnections, until } from "./process-resources.ts";
 import { head, openRaw, type RawClient } from "./raw-client.ts";
 
-// Issue 15, "a client that never reads a stream (backpressure: memory stays bounded)". The engine
+// "a client that never reads a stream (backpressure: memory stays bounded)". The engine
 // streams a 50 MB answer as fast as its socket takes it; Zona must stop reading it when its own
 // client stops reading, and let it go when the client goes (or after the stall limit, lowered here).
 const ANSWER_BYTES = 50 * 1024 * 1024;
@@ -23,7 +23,7 @@ interface StreamCase {
   usage(): Promise<any[]>;
 }
 
-describe("A client that never reads a stream (issue 15): backpressure, bounded memory, the upstream let go", () => {
+describe("A client that never reads a stream: backpressure, bounded memory, the upstream let go", () => {
   const engine = new EndlessEngine(ANSWER_BYTES);
   let s: FaultStack;
   let user: AppUserHandle;

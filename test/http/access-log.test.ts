@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 
 const MODEL = "gemma3.8-27b";
 
-describe("issue 10: the request's log line (key id, model, machine, zone, status, upstream latency, tokens)", () => {
+describe("the request's log line (key id, model, machine, zone, status, upstream latency, tokens)", () => {
   const fake = new FakeOpenAiServer();
   const log = capturedLogger();
   let t: TestApp;

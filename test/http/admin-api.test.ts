@@ -165,7 +165,7 @@ describe.each(STORE_KINDS)("Operator API round trips (%s)", (store) => {
     expect((await t.admin("PATCH", "/keys/not-a-key", { requests_per_minute: 5 })).status).toBe(404);
   });
 
-  it("issue 10: requests_per_minute is set at creation, shown on the key, changed and cleared with PATCH /keys/{id}", async () => {
+  it("requests_per_minute is set at creation, shown on the key, changed and cleared with PATCH /keys/{id}", async () => {
     const account = await t.admin("POST", "/accounts", { email: "rpm@example.com" });
     const created = await t.admin("POST", `/accounts/${account.body.id}/keys`, {
       name: "big customer",
@@ -203,7 +203,7 @@ describe.each(STORE_KINDS)("Operator API round trips (%s)", (store) => {
     expect((await t.admin("GET", `/keys/${id}`)).body.requests_per_minute).toBeNull();
   });
 
-  it("issue 10: PATCH /keys/{id} changes only the fields given; null clears zones, monthly_limit and expires_at", async () => {
+  it("PATCH /keys/{id} changes only the fields given; null clears zones, monthly_limit and expires_at", async () => {
     const account = await t.admin("POST", "/accounts", { email: "patch@example.com" });
     const created = await t.admin("POST", `/accounts/${account.body.id}/keys`, {
       name: "laptop",
@@ -253,7 +253,7 @@ describe.each(STORE_KINDS)("Operator API round trips (%s)", (store) => {
     ["expiry in the past", { expires_at: "2001-01-01T00:00:00Z" }, "expires_at"],
   ];
   for (const [name, body, param] of badUpdates) {
-    it(`issue 10: PATCH /keys/{id} answers 400 naming the field for ${name}, and changes nothing`, async () => {
+    it(`PATCH /keys/{id} answers 400 naming the field for ${name}, and changes nothing`, async () => {
       const account = await t.admin("POST", "/accounts", {
         email: `bad-update-${param}-${Math.random()}@example.com`,
       });

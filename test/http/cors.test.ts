@@ -47,7 +47,7 @@ function corsHeaders(response: Response): Record<string, string> {
   return found;
 }
 
-describe("issue 10: CORS is off by default", () => {
+describe("CORS is off by default", () => {
   const engine = new FakeOpenAiServer();
   let t: TestApp;
   let key: string;
@@ -81,7 +81,7 @@ describe("issue 10: CORS is off by default", () => {
   });
 });
 
-describe("issue 10: CORS for listed origins on the key API and the app API", () => {
+describe("CORS for listed origins on the key API and the app API", () => {
   const engine = new FakeOpenAiServer();
   let t: TestApp;
   let key: string;
@@ -254,7 +254,7 @@ describe("issue 10: CORS for listed origins on the key API and the app API", () 
   });
 });
 
-describe("issue 10: CORS with '*' allows every origin", () => {
+describe("CORS with '*' allows every origin", () => {
   const engine = new FakeOpenAiServer();
   let t: TestApp;
   let key: string;

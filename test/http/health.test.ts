@@ -12,7 +12,7 @@ async function probe(t: TestApp, path: "/healthz" | "/readyz") {
   return { status: response.status, body: await readJson(response) };
 }
 
-describe("issue 10: GET /healthz and GET /readyz on the embedded default", () => {
+describe("GET /healthz and GET /readyz on the embedded default", () => {
   const logs = captureLogs("info");
   let t: TestApp;
   beforeAll(async () => {
@@ -41,7 +41,7 @@ describe("issue 10: GET /healthz and GET /readyz on the embedded default", () =>
   });
 });
 
-describe("issue 10: /readyz is 503 naming the database when it does not answer", () => {
+describe("/readyz is 503 naming the database when it does not answer", () => {
   let t: TestApp;
   beforeAll(async () => {
     const store = await openTestStore();
@@ -59,7 +59,7 @@ describe("issue 10: /readyz is 503 naming the database when it does not answer",
   });
 });
 
-describe("issue 10: /readyz is 503 naming Redis when it is configured and does not answer", () => {
+describe("/readyz is 503 naming Redis when it is configured and does not answer", () => {
   let t: TestApp;
   beforeAll(async () => {
     // Nothing listens there: the app still starts (limits counted in the process meanwhile).
@@ -78,7 +78,7 @@ describe("issue 10: /readyz is 503 naming Redis when it is configured and does n
   });
 });
 
-describe("issue 10: /readyz answers 503 in time when Redis hangs (accepts connections, never answers)", () => {
+describe("/readyz answers 503 in time when Redis hangs (accepts connections, never answers)", () => {
   let silent: Server;
   const sockets = new Set<Socket>();
   let t: TestApp;
@@ -107,7 +107,7 @@ describe("issue 10: /readyz answers 503 in time when Redis hangs (accepts connec
   });
 });
 
-describe.skipIf(!HAS_REDIS_SERVER)("issue 10: /readyz with a real Redis", () => {
+describe.skipIf(!HAS_REDIS_SERVER)("/readyz with a real Redis", () => {
   let redis: RedisServerProcess;
   let t: TestApp;
   beforeAll(async () => {

@@ -13,7 +13,7 @@ const catalogue = [
   { id: "tts-1-hd", kind: "tts" },
 ];
 
-describe("issue 10: GET /v1/models/{id} answers the model object (the SDKs' models.retrieve)", () => {
+describe("GET /v1/models/{id} answers the model object (the SDKs' models.retrieve)", () => {
   let t: TestApp;
   let key: string;
   let listed: Array<Record<string, unknown>>;
@@ -118,7 +118,7 @@ describe("issue 10: GET /v1/models/{id} answers the model object (the SDKs' mode
   });
 });
 
-describe("issue 10: the list and the lookup follow a configuration reload", () => {
+describe("the list and the lookup follow a configuration reload", () => {
   it("a model added by a reload is listed and retrieved, a removed one is 404 model_not_found", async () => {
     const before = [{ id: "gemma3.8-27b", kind: "chat" }];
     const after = [{ id: "gemma3.9-12b", kind: "chat" }];

@@ -40,7 +40,7 @@ const chat = (model: string, extra: Record<string, unknown> = {}) => ({
 });
 const withKey = (key: string) => ({ authorization: `Bearer ${key}` });
 
-describe("issue 10: errors the spec says not to retry carry x-should-retry: false, the others do not", () => {
+describe("errors the spec says not to retry carry x-should-retry: false, the others do not", () => {
   const engine = new FakeOpenAiServer();
   const broken = new FakeOpenAiServer();
   let t: TestApp;
@@ -169,7 +169,7 @@ describe("issue 10: errors the spec says not to retry carry x-should-retry: fals
     expect(answer).toEqual({ status: 200, shouldRetry: null });
   });
 
-  it("issue 10: the official openai SDK (default retries) sends a streamed /v1/responses and a 503 model_activation_required once each", async () => {
+  it("the official openai SDK (default retries) sends a streamed /v1/responses and a 503 model_activation_required once each", async () => {
     const own = (await t.newKey()).key;
     const client = new OpenAI({ apiKey: own, baseURL: `${t.url}/v1` });
     const streamed = await client.responses

@@ -33,7 +33,7 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await pause(50);
 }
 
-describe.skipIf(!HAS_REDIS_SERVER)("issue 10: the BullMQ job queue when Redis is unreachable", () => {
+describe.skipIf(!HAS_REDIS_SERVER)("the BullMQ job queue when Redis is unreachable", () => {
   const servers: RedisServerProcess[] = [];
   const queues: BullMqQueue[] = [];
   afterEach(async () => {

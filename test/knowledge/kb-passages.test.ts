@@ -1,5 +1,5 @@
 /**
- * Knowledge-base passages in the database (issue 13): written per document, found by vector
+ * Knowledge-base passages in the database: written per document, found by vector
  * similarity on both paths (pgvector in PGlite, the exact scan in the process where PostgreSQL has
  * no pgvector or where a test forces it) with the same passages in the same order, and by full
  * text; never outside the bases asked.

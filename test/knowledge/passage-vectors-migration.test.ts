@@ -1,5 +1,5 @@
 /**
- * Migration 0008 (issue 13): pgvector and the passages' HNSW index where the database offers the
+ * Migration 0008: pgvector and the passages' HNSW index where the database offers the
  * extension, and a migration that passes where it does not, or where the role may not create it.
  */
 import { readFileSync } from "node:fs";

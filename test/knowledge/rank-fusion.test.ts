@@ -1,5 +1,5 @@
 /**
- * Reciprocal rank fusion (issue 13): how the vector and full-text searches' hits are merged into
+ * Reciprocal rank fusion: how the vector and full-text searches' hits are merged into
  * one list of candidates, and how retrievePassages asks both searches.
  */
 import { describe, expect, it } from "vitest";

@@ -49,7 +49,7 @@ function understated(docx: Buffer): Buffer {
   return copy;
 }
 
-describe("issue 13: knowledge-base documents are read (spec: PDF, DOCX, TXT, Markdown, up to 50 MB)", () => {
+describe("knowledge-base documents are read (spec: PDF, DOCX, TXT, Markdown, up to 50 MB)", () => {
   it("reads a PDF page by page: a passage never runs from one page into the next", async () => {
     const read = await readDocument(fixture("two-pages.pdf"), "two-pages.pdf");
     expect(read.format).toBe("pdf");
@@ -154,7 +154,7 @@ describe("issue 13: knowledge-base documents are read (spec: PDF, DOCX, TXT, Mar
   });
 });
 
-describe("issue 13: the format is judged by content, not by file name or declared type", () => {
+describe("the format is judged by content, not by file name or declared type", () => {
   const cases: Array<[string, Buffer, string, string]> = [
     ["a PDF named notes.txt is a PDF", fixture("two-pages.pdf"), "notes.txt", "pdf"],
     ["a DOCX named report.pdf is a DOCX", fixture("headings.docx"), "report.pdf", "docx"],
@@ -192,7 +192,7 @@ describe("issue 13: the format is judged by content, not by file name or declare
   });
 });
 
-describe("issue 13: documents that cannot be read are refused with a reason in plain words", () => {
+describe("documents that cannot be read are refused with a reason in plain words", () => {
   const docx = fixture("headings.docx");
   const cases: Array<[string, Buffer, string, ReadDocumentOptions | undefined, DocumentProblem, RegExp]> = [
     [

@@ -53,7 +53,7 @@ const graphemes = (text: string) =>
   [...new Intl.Segmenter("und", { granularity: "grapheme" }).segment(text)].map((s) => s.segment);
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-describe("issue 13: documents are split into passages of about 1,000 characters", () => {
+describe("documents are split into passages of about 1,000 characters", () => {
   const long = section(prose(6000));
   const text = long.blocks.map((block) => block.text).join(" ");
 

@@ -11,9 +11,7 @@ const tiers = {
   ludicrous: { multiplier: 8, requests_per_minute: 10 },
 };
 
-describe.each(
-  STORE_KINDS,
-)("issue 10: a key's own requests_per_minute replaces the tier limit (%s)", (store) => {
+describe.each(STORE_KINDS)("a key's own requests_per_minute replaces the tier limit (%s)", (store) => {
   let t: TestApp;
   const clock = testClock();
   let minute = 0;

@@ -37,7 +37,7 @@ describe("Operator API: GET /admin/v1/metrics, the rate-limit counters in the Pr
   });
 });
 
-describe("Metrics registry (issue 10: one prom-client registry per app)", () => {
+describe("Metrics registry (one prom-client registry per app)", () => {
   it("keeps each app's series apart and shows the process's default metrics in every one", async () => {
     const a = new MetricsRegistry();
     const b = new MetricsRegistry();

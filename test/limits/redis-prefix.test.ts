@@ -8,7 +8,7 @@ import { dropKeys, MINUTE_START, TEST_REDIS_URL, testClock } from "./limit-fixtu
 
 const LIMIT = 3;
 
-describe.runIf(TEST_REDIS_URL)("issue 10: server.redis_prefix lets installations share one Redis", () => {
+describe.runIf(TEST_REDIS_URL)("server.redis_prefix lets installations share one Redis", () => {
   const url = TEST_REDIS_URL ?? "";
   const ours = `zona-test-${randomBytes(6).toString("hex")}`;
   const theirs = `zona-test-${randomBytes(6).toString("hex")}`;

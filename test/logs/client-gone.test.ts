@@ -8,9 +8,9 @@ import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 const MODEL = "gemma3.8-27b";
 const CLIENT_GONE = /client went away/;
 
-// Issue 10: "A client that goes away mid-request is logged at `error` level with a stack trace
+// "A client that goes away mid-request is logged at `error` level with a stack trace
 // [...]: it is not a fault; log it once at `info`, without a stack."
-describe("issue 10: a client that goes away is logged once at info, never as an error", () => {
+describe("a client that goes away is logged once at info, never as an error", () => {
   let engine: FakeOpenAiServer;
   let t: TestApp;
   let logs: CapturedLogs;

@@ -23,9 +23,9 @@ const TEST_ROOT = join(import.meta.dirname, "..");
 const line = (fields: Record<string, unknown>) =>
   JSON.stringify({ level: 30, time: 1, service: "zona", request_id: "req_0123456789abcdef", ...fields });
 
-// Issue 10, "Tests that must exist": no secret or prompt in any log line of the whole test suite.
+// "Tests that must exist": no secret or prompt in any log line of the whole test suite.
 // First the scanner the global teardown runs: it must find a planted leak of each kind.
-describe("issue 10: the log scanner finds a planted leak of each kind", () => {
+describe("the log scanner finds a planted leak of each kind", () => {
   const key = generateApiKey();
   const access = new AccessTokens(Buffer.alloc(32, 7)).sign("account-1", new Date(), 900);
   const planted: Array<[string, string, LeakKind]> = [
@@ -133,7 +133,7 @@ describe("issue 10: the log scanner finds a planted leak of each kind", () => {
 
 // Then traffic on every surface, users' texts carrying the canary, keys, tokens and a password
 // sent for real, the failure paths included: every line the app logs, from trace on, is clean.
-describe("issue 10: a real traffic run with canaries leaves no secret or user's text in the log", () => {
+describe("a real traffic run with canaries leaves no secret or user's text in the log", () => {
   const chat = new FakeOpenAiServer();
   const tei = new FakeTeiServer();
   const zoneWhisper = new FakeWhisperServer();

@@ -66,7 +66,7 @@ const withoutSound: Variant[] = [
 ];
 const build = (v: Variant) => v.make(fixture(v.source));
 
-describe("issue 12: the test's own variants keep the ffmpeg fixtures' samples", () => {
+describe("the test's own variants keep the ffmpeg fixtures' samples", () => {
   it.each([...withSound, ...withoutSound])("$source as $name", (v) => {
     const original = fixture(v.source);
     const variant = build(v);
@@ -75,7 +75,7 @@ describe("issue 12: the test's own variants keep the ffmpeg fixtures' samples", 
   });
 });
 
-describe("issue 12: stripMp4Audio removes the sound track", () => {
+describe("stripMp4Audio removes the sound track", () => {
   it.each(withSound)("$name: one video trak left, every chunk still points at its samples", (v) => {
     const mp4 = build(v);
     const stripped = stripMp4Audio(mp4);
@@ -133,7 +133,7 @@ describe("issue 12: stripMp4Audio removes the sound track", () => {
   });
 });
 
-describe("issue 12: markMp4AsAi marks the clip as made by AI", () => {
+describe("markMp4AsAi marks the clip as made by AI", () => {
   const cases: Variant[] = [
     ...withoutSound,
     ...withSound.map((v) => ({
@@ -242,7 +242,7 @@ describe("issue 12: markMp4AsAi marks the clip as made by AI", () => {
   });
 });
 
-describe("issue 12: malformed MP4 throws Mp4Error", () => {
+describe("malformed MP4 throws Mp4Error", () => {
   const clip = () => fixture("clip.mp4");
   const patch = (buf: Buffer, at: number, bytes: number[]) => {
     const out = Buffer.from(buf);

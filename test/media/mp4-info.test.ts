@@ -6,7 +6,7 @@ import { type Mp4Info, mp4Info } from "../../src/media/mp4-info.ts";
 const video = (name: string) => readFileSync(new URL(`../fixtures/video/${name}`, import.meta.url));
 const audio = (name: string) => readFileSync(new URL(`../fixtures/audio/${name}`, import.meta.url));
 
-describe("issue 12: mp4Info reads duration, size, frame rate and tracks from moov", () => {
+describe("mp4Info reads duration, size, frame rate and tracks from moov", () => {
   const cases: [string, Buffer, Mp4Info][] = [
     [
       "1280x704, 5 s, 24 fps, with sound, faststart",

@@ -94,7 +94,7 @@ describe("Image request and response: every PNG is marked as made by AI", () => 
     expect(meta.ihdr.Comment).toBe(AI_IMAGE_COMMENT);
   });
 
-  it("issue 11: the prompt chunks an engine wrote are removed (tEXt, zTXt, iTXt, eXIf)", async () => {
+  it("the prompt chunks an engine wrote are removed (tEXt, zTXt, iTXt, eXIf)", async () => {
     const engine = await comfyPng();
     expect(readPngText(engine)).toMatchObject({ prompt: expect.any(String), workflow: expect.any(String) });
     const marked = markPngAsAi(engine);
@@ -107,7 +107,7 @@ describe("Image request and response: every PNG is marked as made by AI", () => 
     expect(merged.workflow).toBeUndefined();
   });
 
-  it("issue 11: XMP is an uncompressed iTXt and both marks come right after IHDR, before any IDAT", async () => {
+  it("XMP is an uncompressed iTXt and both marks come right after IHDR, before any IDAT", async () => {
     const chunks = walk(markPngAsAi(await comfyPng({ palette: true })));
     expect(chunks.map((c) => c.type).slice(0, 3)).toEqual(["IHDR", "iTXt", "tEXt"]);
     const xmp = chunks[1]?.data ?? Buffer.alloc(0);
@@ -116,7 +116,7 @@ describe("Image request and response: every PNG is marked as made by AI", () => 
     expect(chunks[2]?.data.toString("latin1")).toBe(`Comment\0${AI_IMAGE_COMMENT}`);
   });
 
-  it("issue 11: pixels are untouched (IDAT bytes and decoded pixels identical)", async () => {
+  it("pixels are untouched (IDAT bytes and decoded pixels identical)", async () => {
     const engine = await comfyPng();
     const marked = markPngAsAi(engine);
     expect(idat(marked).equals(idat(engine))).toBe(true);
@@ -125,7 +125,7 @@ describe("Image request and response: every PNG is marked as made by AI", () => 
     expect(pngSize(marked)).toEqual({ width: 33, height: 17 });
   });
 
-  it("issue 11: marking twice gives one set of marks", async () => {
+  it("marking twice gives one set of marks", async () => {
     const once = markPngAsAi(await comfyPng());
     expect(markPngAsAi(once).equals(once)).toBe(true);
   });
@@ -145,7 +145,7 @@ describe("Image request and response: every PNG is marked as made by AI", () => 
   });
 });
 
-describe("issue 11: PNG chunks are read strictly", () => {
+describe("PNG chunks are read strictly", () => {
   const bad: [string, (png: Buffer) => Buffer, RegExp][] = [
     ["not a PNG", () => Buffer.from("GIF89a not a png at all"), /signature/],
     ["empty", () => Buffer.alloc(0), /signature/],

@@ -16,7 +16,7 @@ function picture() {
 // Metadata an engine could put in a JPEG or WebP, with the prompt in it.
 const ENGINE_EXIF = { IFD0: { ImageDescription: "a secret prompt", Software: "ComfyUI" } };
 
-describe("issue 11: a JPEG or WebP from an engine is converted to PNG", () => {
+describe("a JPEG or WebP from an engine is converted to PNG", () => {
   it("a PNG is returned as is", async () => {
     const png = await picture().png().toBuffer();
     expect(await toPng(png)).toBe(png);

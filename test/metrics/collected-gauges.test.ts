@@ -36,7 +36,7 @@ function queue(waitingCount: JobQueue["waitingCount"]): JobQueue {
   };
 }
 
-describe("issue 10: gauges read at every scrape", () => {
+describe("gauges read at every scrape", () => {
   it("zona_machine_up and zona_machine_in_flight follow the registry in force (a reload replaces it)", async () => {
     const metrics = new MetricsRegistry();
     let current = registryOf(["a", "b"]);

@@ -7,7 +7,7 @@ async function exposition(registry: Registry, name: string): Promise<string> {
   return (await registry.getSingleMetricAsString(name)).replaceAll(name, "m");
 }
 
-describe("issue 10: the hot-path counters and histograms expose exactly what prom-client's own would", () => {
+describe("the hot-path counters and histograms expose exactly what prom-client's own would", () => {
   const observations = [0.0004, 0.001, 0.003, 0.2, 0.2, 7, 61, 0];
 
   it("a labelled histogram: buckets, +Inf, sum and count per series", async () => {

@@ -51,7 +51,7 @@ function seriesNames(expr: string): string[] {
   return names;
 }
 
-describe("issue 10: the Grafana dashboard in docs/ (Grafana 10+, Prometheus data source variable)", () => {
+describe("the Grafana dashboard in docs/ (Grafana 10+, Prometheus data source variable)", () => {
   let t: TestApp;
   let scrape: Scrape;
   beforeAll(async () => {

@@ -18,7 +18,7 @@ async function waiting(queue: JobQueue) {
   return (await Scrape.parse(await metrics.render())).samples("zona_jobs_waiting");
 }
 
-describe("issue 10: zona_jobs_waiting counts the jobs waiting in the real queues", () => {
+describe("zona_jobs_waiting counts the jobs waiting in the real queues", () => {
   const closing: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const close of closing.splice(0).reverse()) await close();

@@ -6,7 +6,7 @@ import { readJson } from "../helpers/read-json.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { Scrape } from "./scrape.ts";
 
-describe("issue 10: the metrics listener of server.metrics_port serves GET /metrics apart from the public port", () => {
+describe("the metrics listener of server.metrics_port serves GET /metrics apart from the public port", () => {
   let t: TestApp;
   let metricsUrl: string;
   let closed = false;
@@ -62,7 +62,7 @@ describe("issue 10: the metrics listener of server.metrics_port serves GET /metr
   });
 });
 
-describe("issue 10: a metrics port already in use stops the start", () => {
+describe("a metrics port already in use stops the start", () => {
   it("the app does not become ready, with the listener's error", async () => {
     const first = await startTestApp({ config: { server: { metrics_port: await freePort() } } });
     const config = parseConfig({

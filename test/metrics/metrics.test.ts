@@ -84,7 +84,7 @@ function streamedUsage(text: string): Usage {
   return usage;
 }
 
-describe("issue 10: /metrics parsed by a Prometheus text parser with the expected series after known traffic", () => {
+describe("/metrics parsed by a Prometheus text parser with the expected series after known traffic", () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let s: Scrape;
   let answered: Usage[];

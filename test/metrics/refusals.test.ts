@@ -64,7 +64,7 @@ const CASES: Array<
   ],
 ];
 
-describe("issue 10: refusals counted by the limiter or billing reason that made them", () => {
+describe("refusals counted by the limiter or billing reason that made them", () => {
   let t: TestApp | undefined;
   afterEach(async () => {
     await t?.close();

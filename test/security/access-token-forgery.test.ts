@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
 
-describe("Access tokens that Zona did not issue are refused (issue 15, OWASP API2:2023; spec Authentication / App API: 401 unauthorized when the token is wrong or expired)", () => {
+describe("Access tokens that Zona did not issue are refused (OWASP API2:2023; spec Authentication / App API: 401 unauthorized when the token is wrong or expired)", () => {
   let t: TestApp;
   let owner: AppUserHandle;
   let victim: AppUserHandle;

@@ -13,7 +13,7 @@ import {
   StatusTally,
 } from "./hostile-values.ts";
 
-// Issue 15: every endpoint of the operator API (src/routes/admin, docs/admin-api.md) fed hostile
+// Every endpoint of the operator API (src/routes/admin, docs/admin-api.md) fed hostile
 // input with the operator token. FUZZ_RUNS=300 for a longer search.
 const RUNS = fuzzRuns(20);
 
@@ -107,7 +107,7 @@ const CONFIG = {
   ],
 };
 
-describe("Hostile input on the operator API (issue 15; docs/admin-api.md Errors): property-based, fixed seed", () => {
+describe("Hostile input on the operator API (docs/admin-api.md Errors): property-based, fixed seed", () => {
   let t: TestApp;
   const ids: Ids = { account: "", key: "" };
   const tally = new StatusTally();

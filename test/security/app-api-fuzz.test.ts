@@ -74,7 +74,7 @@ const FIELDS = [
   "format",
 ];
 
-describe("Hostile input on the app API (issue 15; spec Errors / Shapes 6): property-based, fixed seed", () => {
+describe("Hostile input on the app API (spec Errors / Shapes 6): property-based, fixed seed", () => {
   let s: KbStack;
   let conversationId = "";
   let slug = "";

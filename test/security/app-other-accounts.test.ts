@@ -52,7 +52,7 @@ async function answerOf(user: AppUserHandle, probe: Probe, names: { id: string; 
   return { status: response.status, type: response.headers.get("content-type"), body: text };
 }
 
-describe("Other people's data on the app API (issue 15, OWASP API1:2023; spec App API errors: 404 for a conversation that is not the user's)", () => {
+describe("Other people's data on the app API (OWASP API1:2023; spec App API errors: 404 for a conversation that is not the user's)", () => {
   let s: KbStack;
   let owner: AppUserHandle;
   let stranger: AppUserHandle;

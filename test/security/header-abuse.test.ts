@@ -12,7 +12,7 @@ import {
   statusesOf,
 } from "./hostile-values.ts";
 
-// Issue 15: header abuse on the key, app and operator APIs. Every case: the one status it must get,
+// Header abuse on the key, app and operator APIs. Every case: the one status it must get,
 // never a 500, errors in the spec's shape ("Errors / Shapes"), the server well afterwards.
 
 const ROUTES: Record<ErrorSurface, { method: string; path: string; body?: string }> = {
@@ -376,7 +376,7 @@ const RAW_CASES: RawCase[] = [
   },
 ];
 
-describe("Header abuse on the key, app and operator APIs (issue 15; spec Errors / Shapes, Authentication)", () => {
+describe("Header abuse on the key, app and operator APIs (spec Errors / Shapes, Authentication)", () => {
   let s: KbStack;
   const auth: Record<ErrorSurface, string> = { key: "", app: "", admin: `Bearer ${ADMIN_TOKEN}` };
 

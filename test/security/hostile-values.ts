@@ -1,5 +1,5 @@
 /**
- * What a hostile client sends, as fast-check arbitraries shared by the fuzz tests of issue 15
+ * What a hostile client sends, as fast-check arbitraries shared by the fuzz tests
  * (app API, key API, operator API, multipart forms, headers), the checks every answer must pass,
  * and raw exchanges on a socket for what fetch refuses to send.
  */

@@ -24,7 +24,7 @@ import {
   StatusTally,
 } from "./hostile-values.ts";
 
-// Issue 15: every endpoint of the key API fed hostile input. FUZZ_RUNS=300 for a longer search.
+// Every endpoint of the key API fed hostile input. FUZZ_RUNS=300 for a longer search.
 const RUNS = fuzzRuns(20);
 const CHAT = "gemma3.8-27b";
 
@@ -218,7 +218,7 @@ function startFakes() {
 
 const RAISED = 1_000_000;
 
-describe("Hostile input on the key API (issue 15; spec Errors / Shapes 1-5): property-based, fixed seed", () => {
+describe("Hostile input on the key API (spec Errors / Shapes 1-5): property-based, fixed seed", () => {
   let s: KbStack;
   let fakes: ReturnType<typeof startFakes>;
   let key = "";

@@ -6,7 +6,7 @@ import { documentFixture, type KbStack, startKbStack } from "../knowledge/kb-sta
 import { startVideoStack, type VideoStack } from "../videos/video-stack.ts";
 
 /**
- * Issue 15, "other people's data" on the key API (OWASP API1:2023): with another account's key, a
+ * "other people's data" on the key API (OWASP API1:2023): with another account's key, a
  * knowledge base, a document, a video or a picture of the owner answers exactly like one that never
  * existed: the same status, content type, headers and body once the request id and the resource's
  * own names are taken out, and the owner's data is untouched.
@@ -100,7 +100,7 @@ const KB_PROBES: Probe[] = (
   body === UPLOAD ? { name, method, path, multipart: true } : { name, method, path, body },
 );
 
-describe("Knowledge bases on the key API: another account's base or document answers like one that never existed (issue 15; spec GET /v1/knowledge-bases, POST /v1/knowledge-bases/{slug}/ask)", () => {
+describe("Knowledge bases on the key API: another account's base or document answers like one that never existed (spec GET /v1/knowledge-bases, POST /v1/knowledge-bases/{slug}/ask)", () => {
   let s: KbStack;
   let owner: AppUserHandle;
   let stranger: AppUserHandle;
@@ -302,7 +302,7 @@ describe("Image links (spec Images: a `url` works without a key, is signed, last
   });
 });
 
-describe("Usage and keys: the key API has no endpoint where a key reads usage, keys or accounts, its own or another's (issue 15; spec: how keys are issued is not shown)", () => {
+describe("Usage and keys: the key API has no endpoint where a key reads usage, keys or accounts, its own or another's (spec: how keys are issued is not shown)", () => {
   let s: ImageStack;
   let owner: { accountId: string; keyId: string; key: string };
   let stranger: { accountId: string; keyId: string; key: string };

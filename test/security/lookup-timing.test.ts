@@ -12,7 +12,7 @@ import { documentFixture, type KbStack, startKbStack } from "../knowledge/kb-sta
 import { startVideoStack, type VideoStack } from "../videos/video-stack.ts";
 
 /**
- * Issue 15: another account's resource must not be told from a missing one by the time of the
+ * Another account's resource must not be told from a missing one by the time of the
  * answer (a database hit against a miss), and login must take as long for an unknown address as
  * for a known one with a wrong password (scrypt runs in both cases).
  *
@@ -128,7 +128,7 @@ async function lookupCase(name: string, theirs: Request, missing: Request, label
   expect(main.withinNoise, `${main.difference.toFixed(3)} ms > ${main.bound.toFixed(3)} ms`).toBe(true);
 }
 
-describe("Timing of a miss against a hit on the app and key APIs (issue 15)", () => {
+describe("Timing of a miss against a hit on the app and key APIs", () => {
   let s: KbStack;
   let owner: AppUserHandle;
   let stranger: AppUserHandle;
@@ -214,7 +214,7 @@ describe("Timing of a miss against a hit on the app and key APIs (issue 15)", ()
   }, 180_000);
 });
 
-describe("Timing of a miss against a hit on video jobs (issue 15)", () => {
+describe("Timing of a miss against a hit on video jobs", () => {
   let v: VideoStack;
   let strangerKey: string;
   let id: string;
@@ -234,7 +234,7 @@ describe("Timing of a miss against a hit on video jobs (issue 15)", () => {
   }, 120_000);
 });
 
-describe("Timing of forgot-password as a client outside the server sees it (issue 15; docs/app-auth.md: neither the answer nor its timing tells)", () => {
+describe("Timing of forgot-password as a client outside the server sees it (docs/app-auth.md: neither the answer nor its timing tells)", () => {
   // The mail is made after the answer: measured from inside the server's own process, that work
   // would hold up the client's reading of the answer, which a client elsewhere never sees.
   let dir: string;

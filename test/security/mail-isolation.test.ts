@@ -19,7 +19,7 @@ import {
 import { ADMIN_TOKEN, startTestApp, type TestApp } from "../helpers/test-app.ts";
 
 /**
- * Issue 15, mail: the auth endpoints that send mail tell nobody whether an address has an
+ * Mail: the auth endpoints that send mail tell nobody whether an address has an
  * account, a mailed token acts on its own account only, and the outbox (which holds the links) is
  * the operator's alone. docs/app-auth.md describes the endpoints; the spec leaves their payloads open.
  */

@@ -24,7 +24,7 @@ import {
   statusesOf,
 } from "./hostile-values.ts";
 
-// Issue 15: the multipart endpoints of both APIs fed broken forms. FUZZ_RUNS=300 for a longer search.
+// The multipart endpoints of both APIs fed broken forms. FUZZ_RUNS=300 for a longer search.
 const RUNS = fuzzRuns(15);
 const WAV = toneWav({ seconds: 0.5 });
 const CRLF = "\r\n";
@@ -259,7 +259,7 @@ async function expectNoUploadsLeft(s: KbStack): Promise<void> {
   expect(uploadsLeft(s)).toEqual([]);
 }
 
-describe("Multipart forms on both APIs (issue 15; spec Errors / Shapes): broken forms never give a 500 nor leave a file", () => {
+describe("Multipart forms on both APIs (spec Errors / Shapes): broken forms never give a 500 nor leave a file", () => {
   let s: KbStack;
   let fakes: {
     tei: FakeTeiServer;

@@ -12,7 +12,7 @@ import type { UsageRecordRow } from "../../src/store/repositories/billing.ts";
 import { BillingRepository } from "../../src/store/repositories/billing.ts";
 import { UsageRepository } from "../../src/store/repositories/usage.ts";
 
-// Issue 16: the embedded database runs in its own thread, so its work never holds a request; the
+// The embedded database runs in its own thread, so its work never holds a request; the
 // usage journal makes a record durable before the database has it.
 
 /** A usage record of a key-less request of `accountId`. */
@@ -35,7 +35,7 @@ function usageRow(accountId: string, requestId: string, costMicros: number): Usa
 
 const rows = (result: unknown) => (result as { rows: Array<Record<string, unknown>> }).rows;
 
-describe("Embedded database in its own thread (issue 16)", () => {
+describe("Embedded database in its own thread", () => {
   let store: Store;
   beforeAll(async () => {
     store = await openStore({ memory: true });
@@ -103,7 +103,7 @@ describe("Embedded database in its own thread (issue 16)", () => {
   });
 });
 
-describe("Usage journal of the embedded data folder (issue 16)", () => {
+describe("Usage journal of the embedded data folder", () => {
   const dirs: string[] = [];
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -136,7 +136,7 @@ describe("Usage journal of the embedded data folder (issue 16)", () => {
   });
 });
 
-describe("First start of an embedded data folder (issue 16)", () => {
+describe("First start of an embedded data folder", () => {
   it("a folder PGlite cannot create its files in fails the open with PGlite's reason, and releases the folder", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "zona-first-"));
     try {

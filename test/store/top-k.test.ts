@@ -1,4 +1,4 @@
-/** The bounded heap of the exact vector scan (issue 13): the best k of a stream, ties to the smaller id. */
+/** The bounded heap of the exact vector scan: the best k of a stream, ties to the smaller id. */
 import { describe, expect, it } from "vitest";
 import { ranksBefore, type Scored, TopK } from "../../src/store/vectors/top-k.ts";
 

@@ -8,7 +8,7 @@ const TOOLS = [{ type: "function", function: { name: "get_weather", parameters: 
 
 // Spec "Text generation parameters": "On models served by a local-model server, also `n` above 1,
 // `logprobs`, `top_logprobs`, `logit_bias`, `parallel_tool_calls`" are refused with 400 naming the
-// field. Issue 10: the refusal comes before the range and dependency checks, so a field alone, or
+// field. The refusal comes before the range and dependency checks, so a field alone, or
 // with a value that would be out of range, is still the 400 naming it.
 describe("local-model server refusals come before range and dependency checks (spec: Text generation parameters)", () => {
   let a: TextApp;

@@ -48,7 +48,7 @@ function lastPlayed(page: Page): Promise<{ paused: boolean; time: number; src: s
   });
 }
 
-describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issue 14)", () => {
+describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium", () => {
   let s: WebStack;
   beforeAll(async () => {
     s = await startWebStack();
@@ -65,7 +65,7 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
   });
 
   it(
-    "Dictation (issue 14; spec App audio endpoints: POST /audio/transcribe, the file in `audio`): the fake microphone is recorded as WebM/Opus, the transcript lands in the message box to be edited, nothing is sent, and the microphone is released",
+    "Dictation (spec App audio endpoints: POST /audio/transcribe, the file in `audio`): the fake microphone is recorded as WebM/Opus, the transcript lands in the message box to be edited, nothing is sent, and the microphone is released",
     async () => {
       const transcript = "Dictated words about the weather in Lugano.";
       s.whisper.setTranscript({ text: transcript });
@@ -117,7 +117,7 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
   );
 
   it(
-    "Read-aloud (issue 14; spec App audio endpoints: POST /audio/synthesize without `language` takes the default voice of the account language; Voices: thorsten is the default for de): a German account hears its answer read by thorsten, as plain text, in an audio element that plays to the end",
+    "Read-aloud (spec App audio endpoints: POST /audio/synthesize without `language` takes the default voice of the account language; Voices: thorsten is the default for de): a German account hears its answer read by thorsten, as plain text, in an audio element that plays to the end",
     async () => {
       const page = await s.newPage();
       await watchMedia(page);
@@ -163,7 +163,7 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
   );
 
   it(
-    "Read-aloud (issue 14; spec App audio endpoints: POST /audio/synthesize): a second click stops the reading, and starting another answer stops the first, so one answer plays at a time",
+    "Read-aloud (spec App audio endpoints: POST /audio/synthesize): a second click stops the reading, and starting another answer stops the first, so one answer plays at a time",
     async () => {
       const page = await s.newPage();
       await watchMedia(page);
@@ -202,7 +202,7 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
   );
 
   it(
-    "Dictation errors (issue 14; spec App audio endpoints: POST /audio/transcribe answers 502 when no transcription server answers): the message says so in the interface language and the draft in the box is left alone; a refused microphone is explained too",
+    "Dictation errors (spec App audio endpoints: POST /audio/transcribe answers 502 when no transcription server answers): the message says so in the interface language and the draft in the box is left alone; a refused microphone is explained too",
     async () => {
       await s.whisper.setMode("error500");
       await s.fallbackWhisper.setMode("error500");
@@ -248,7 +248,7 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
   );
 
   it(
-    "Dictation of silence (issue 14; spec App audio endpoints: POST /audio/transcribe): an empty transcript puts nothing in the box and says no speech was recognised",
+    "Dictation of silence (spec App audio endpoints: POST /audio/transcribe): an empty transcript puts nothing in the box and says no speech was recognised",
     async () => {
       s.whisper.setTranscript({ text: "" });
       const page = await s.newPage();
@@ -268,7 +268,7 @@ describe.skipIf(!CHROMIUM)("Web chat: dictation and read-aloud in Chromium (issu
   );
 
   it(
-    "Read-aloud errors (issue 14; spec Speech: a refused text gives 400 input_refused; App audio endpoints): an answer the content check refuses is not read and the page says why, in the account language; a speech engine that fails is explained too",
+    "Read-aloud errors (spec Speech: a refused text gives 400 input_refused; App audio endpoints): an answer the content check refuses is not read and the page says why, in the account language; a speech engine that fails is explained too",
     async () => {
       const page = await s.newPage();
       await s.signIn(page, { language: "it" });

@@ -8,7 +8,7 @@ import { POLL, pathOf } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 describe.skipIf(!CHROMIUM)(
-  "Web chat sign-in pages and language in Chromium (issue 14; spec Authentication / App API)",
+  "Web chat sign-in pages and language in Chromium (spec Authentication / App API)",
   // Each test signs in through the page a few times (password hashing): room for a loaded machine.
   { timeout: 90_000 },
   () => {
@@ -23,7 +23,7 @@ describe.skipIf(!CHROMIUM)(
       await s?.close();
     });
 
-    it('issue 14, docs/app-auth.md "Forgot password and reset": the mail\'s link sets a new password and signs in; the old password stops working; a used or bad link is "not valid any more"', async () => {
+    it('docs/app-auth.md "Forgot password and reset": the mail\'s link sets a new password and signs in; the old password stops working; a used or bad link is "not valid any more"', async () => {
       const user = await verifiedUser(s.t);
       const email = user.user.email;
       const newPassword = "a brand new passphrase";
@@ -82,7 +82,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it('issue 14, docs/app-auth.md "Verify email": a bad link says so; an unverified user sees "Confirm your email address" at every address; "Send the link again" sends a second mail', async () => {
+    it('docs/app-auth.md "Verify email": a bad link says so; an unverified user sees "Confirm your email address" at every address; "Send the link again" sends a second mail', async () => {
       const page = await s.newPage();
       await page.goto("/verify-email?token=zev_not-a-real-token");
       await page
@@ -143,7 +143,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it('issue 14, spec "App API": an account\'s language (de, fr, it) sets the texts after sign-in', async () => {
+    it('spec "App API": an account\'s language (de, fr, it) sets the texts after sign-in', async () => {
       const expected = {
         de: { send: "Senden", newChat: "Neuer Chat", settings: "Einstellungen" },
         fr: { send: "Envoyer", newChat: "Nouvelle discussion", settings: "Paramètres" },
@@ -160,7 +160,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it('issue 14, spec "App API" (PATCH /web/me): changing the language in Settings switches the texts at once and sticks after a reload', async () => {
+    it('spec "App API" (PATCH /web/me): changing the language in Settings switches the texts at once and sticks after a reload', async () => {
       const page = await s.newPage();
       await s.signIn(page, { language: "de" });
       await page.getByRole("link", { name: "Einstellungen" }).click();
@@ -189,7 +189,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it("issue 14: before sign-in the page speaks the browser's language (fr-FR, de-CH, rm), else the installation's", async () => {
+    it("before sign-in the page speaks the browser's language (fr-FR, de-CH, rm), else the installation's", async () => {
       const cases = [
         { locale: "fr-FR", lang: "fr", title: "Se connecter à Zona", button: "Se connecter" },
         { locale: "de-CH", lang: "de", title: "Bei Zona anmelden", button: "Anmelden" },
@@ -222,7 +222,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it('issue 14, spec "App API": GET/PATCH /api/v1/web/me over HTTP: the shape, 422 validation_error on a bad language, 401 without a token, open to an unverified user', async () => {
+    it('spec "App API": GET/PATCH /api/v1/web/me over HTTP: the shape, 422 validation_error on a bad language, 401 without a token, open to an unverified user', async () => {
       const unverified = await register(s.t, { language: "en" });
       const token = unverified.access_token;
       const me = await callApi(s, "GET", "/web/me", token);

@@ -52,7 +52,7 @@ async function chatMachineTakesRequests(s: WebStack): Promise<void> {
 
 const spaced = (text: string) => text.replace(/\s+/g, " ").trim();
 
-describe.skipIf(!CHROMIUM)("Web chat answers in Chromium (issue 14)", () => {
+describe.skipIf(!CHROMIUM)("Web chat answers in Chromium", () => {
   let s: WebStack;
   beforeAll(async () => {
     s = await startWebStack();
@@ -65,7 +65,7 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium (issue 14)", () => {
   });
 
   it(
-    "Stop (issue 14; spec Chat sessions: closing the connection stops the answer; app-chat.md: what was generated is saved): the upstream request is closed early, the partial text stays marked stopped, Stop turns back into Send, a reload shows the saved partial answer",
+    "Stop (spec Chat sessions: closing the connection stops the answer; app-chat.md: what was generated is saved): the upstream request is closed early, the partial text stays marked stopped, Stop turns back into Send, a reload shows the saved partial answer",
     async () => {
       // A long, slow answer: 400 pieces, 40 ms apart (16 s), stopped after a few pieces.
       await s.chat.setMode("normal", { chunks: 400, chunkDelayMs: 40 });
@@ -112,7 +112,7 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium (issue 14)", () => {
   );
 
   it(
-    "Failure (issue 14; spec States and transitions: a failed answer is saved with a fixed English text; Events: error then done): before the first token and midway the page shows the failure text with Try again, which sends again; a reload still shows the saved failures",
+    "Failure (spec States and transitions: a failed answer is saved with a fixed English text; Events: error then done): before the first token and midway the page shows the failure text with Try again, which sends again; a reload still shows the saved failures",
     async () => {
       const page = await s.newPage();
       await s.signIn(page);
@@ -177,7 +177,7 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium (issue 14)", () => {
   );
 
   it(
-    "XSS inert (issue 14; spec Chat sessions: answers are model output shown as Markdown): script, img onerror, a javascript: link and an onclick run nothing and leave nothing in the DOM, before the CSP has to act",
+    "XSS inert (spec Chat sessions: answers are model output shown as Markdown): script, img onerror, a javascript: link and an onclick run nothing and leave nothing in the DOM, before the CSP has to act",
     async () => {
       const page = await s.newPage();
       await s.signIn(page);
@@ -230,7 +230,7 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium (issue 14)", () => {
   );
 
   it(
-    "Markdown (issue 14; spec Chat sessions: answers shown as Markdown): a fenced js block is highlighted with a working Copy button, a table and both kinds of list render",
+    "Markdown (spec Chat sessions: answers shown as Markdown): a fenced js block is highlighted with a working Copy button, a table and both kinds of list render",
     async () => {
       const page = await s.newPage();
       await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.t.url });

@@ -30,7 +30,7 @@ async function pressUntilFocused(page: Page, key: string, target: Locator): Prom
   return false;
 }
 
-describe.skipIf(!CHROMIUM)("Web chat composer in Chromium (issue 14)", () => {
+describe.skipIf(!CHROMIUM)("Web chat composer in Chromium", () => {
   let s: WebStack;
   beforeAll(async () => {
     s = await startWebStack();
@@ -43,7 +43,7 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium (issue 14)", () => {
   });
 
   it(
-    "Model list and tier (issue 14; spec Chat sessions: each message names its model and its tier): the picker lists the catalogue's chat models with the on-request one disabled; SECOND_MODEL at tier fast reaches the machine and is saved with the message",
+    "Model list and tier (spec Chat sessions: each message names its model and its tier): the picker lists the catalogue's chat models with the on-request one disabled; SECOND_MODEL at tier fast reaches the machine and is saved with the message",
     async () => {
       const page = await s.newPage();
       await s.signIn(page);
@@ -121,7 +121,7 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium (issue 14)", () => {
   );
 
   it(
-    "Keyboard (issue 14; spec Chat sessions: send a message): Enter sends, Shift+Enter starts a new line, Tab reaches the send button with a visible focus",
+    "Keyboard (spec Chat sessions: send a message): Enter sends, Shift+Enter starts a new line, Tab reaches the send button with a visible focus",
     async () => {
       const page = await s.newPage();
       await s.signIn(page);
@@ -169,7 +169,7 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium (issue 14)", () => {
   );
 
   it(
-    "Default title (issue 14; spec Chat sessions: without a title the web chat's default title in the installation's language until the automatic title replaces it): a new conversation shows New chat (installation en, account de), then the automatic title without a reload",
+    "Default title (spec Chat sessions: without a title the web chat's default title in the installation's language until the automatic title replaces it): a new conversation shows New chat (installation en, account de), then the automatic title without a reload",
     async () => {
       // A slow answer: the default title stays while it arrives, the automatic one follows its end.
       await s.chat.setMode("normal", { chunks: 30, chunkDelayMs: 100 });
@@ -202,7 +202,7 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium (issue 14)", () => {
   );
 
   it(
-    "Copy an answer and find a conversation (issue 14; spec Chat sessions: GET /chat/sessions lists up to 200 conversations, most recent first): the answer's Copy button puts its Markdown on the clipboard; the sidebar's search keeps the conversations whose title matches",
+    "Copy an answer and find a conversation (spec Chat sessions: GET /chat/sessions lists up to 200 conversations, most recent first): the answer's Copy button puts its Markdown on the clipboard; the sidebar's search keeps the conversations whose title matches",
     async () => {
       const page = await s.newPage();
       await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 describe.skipIf(!CHROMIUM)(
-  "Web chat: the whole journey in Chromium (issue 14; spec Authentication / App API, Chat sessions)",
+  "Web chat: the whole journey in Chromium (spec Authentication / App API, Chat sessions)",
   () => {
     let s: WebStack;
     beforeAll(async () => {

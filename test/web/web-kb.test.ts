@@ -1,5 +1,5 @@
 /**
- * The knowledge-base screens of the web chat in headless Chromium (issue 14): `/kb` lists the
+ * The knowledge-base screens of the web chat in headless Chromium: `/kb` lists the
  * user's bases and creates them, `/kb/{slug}` uploads documents with their progress, shows their
  * state live, deletes them, and asks the base with the answer streamed and its sources shown
  * (docs/knowledge-bases.md "App API"; spec "Limits": question 2,000 characters, document upload
@@ -77,7 +77,7 @@ async function dropFiles(page: Page, files: Array<{ name: string; bytes: Buffer 
 }
 
 describe.skipIf(!CHROMIUM)(
-  "Knowledge bases in the web chat (issue 14; docs/knowledge-bases.md App API; spec Limits: document upload 50 MB, question 2,000 characters)",
+  "Knowledge bases in the web chat (docs/knowledge-bases.md App API; spec Limits: document upload 50 MB, question 2,000 characters)",
   () => {
     let s: WebStack;
     let scratch: string;
@@ -94,7 +94,7 @@ describe.skipIf(!CHROMIUM)(
       await s.chat.setMode("normal");
     });
 
-    it("Knowledge bases in the web chat (issue 14; spec Limits: document upload 50 MB, question 2,000 characters): create a base -> upload a PDF through the file picker with its progress shown -> Ready without a reload -> ask -> the answer streamed as Markdown with its sources", async () => {
+    it("Knowledge bases in the web chat (spec Limits: document upload 50 MB, question 2,000 characters): create a base -> upload a PDF through the file picker with its progress shown -> Ready without a reload -> ask -> the answer streamed as Markdown with its sources", async () => {
       const page = await s.newPage();
       await s.signIn(page);
       const slug = await createBase(page, "Nature notes", "Lighthouses and glaciers");
@@ -174,7 +174,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it("Knowledge bases in the web chat (issue 14; docs/knowledge-bases.md: unsupported_document, failed with error): several files at once; an unsupported file is refused with its reason, a scanned PDF goes to Failed with the reason, the readable one to Ready", async () => {
+    it("Knowledge bases in the web chat (docs/knowledge-bases.md: unsupported_document, failed with error): several files at once; an unsupported file is refused with its reason, a scanned PDF goes to Failed with the reason, the readable one to Ready", async () => {
       const page = await s.newPage();
       await s.signIn(page);
       await createBase(page, "Mixed files");
@@ -203,7 +203,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it("Knowledge bases in the web chat (issue 14; docs/knowledge-bases.md DELETE /rag/kb/{slug}/docs/{id} and /rag/kb/{slug}): files dropped on the page are uploaded; deleting a document and then the base asks first", async () => {
+    it("Knowledge bases in the web chat (docs/knowledge-bases.md DELETE /rag/kb/{slug}/docs/{id} and /rag/kb/{slug}): files dropped on the page are uploaded; deleting a document and then the base asks first", async () => {
       const page = await s.newPage();
       await s.signIn(page);
       await createBase(page, "Drop zone");
@@ -245,7 +245,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it("Knowledge bases in the web chat (issue 14; spec Limits: document upload 50 MB): a file over 50 MB is refused in the page without being sent; a 45 MB file shows its upload progress step by step, then Zona's refusal of what is no document", async () => {
+    it("Knowledge bases in the web chat (spec Limits: document upload 50 MB): a file over 50 MB is refused in the page without being sent; a 45 MB file shows its upload progress step by step, then Zona's refusal of what is no document", async () => {
       const tooLarge = path.join(scratch, "too-large.pdf");
       writeFileSync(tooLarge, "%PDF-1.4\n");
       truncateSync(tooLarge, 50 * 1024 * 1024 + 1);
@@ -292,7 +292,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it("Knowledge bases in the web chat (issue 14; spec Events: error then done with outcome error): on a phone in Italian, one column, and a model that stops mid-answer is told in Italian", async () => {
+    it("Knowledge bases in the web chat (spec Events: error then done with outcome error): on a phone in Italian, one column, and a model that stops mid-answer is told in Italian", async () => {
       const page = await s.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
       await s.signIn(page, { language: "it" });
       await page.getByRole("button", { name: "Menu" }).click();

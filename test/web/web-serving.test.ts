@@ -30,7 +30,7 @@ async function raw(
   return { status: answer.statusCode, headers, body };
 }
 
-describe("issue 14: the web chat is served at / with a strict CSP, hashed cached files, and the API left as it was", () => {
+describe("the web chat is served at / with a strict CSP, hashed cached files, and the API left as it was", () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({ config: { installation: { name: "Zona <Test>", language: "de" } } });
@@ -162,7 +162,7 @@ describe("issue 14: the web chat is served at / with a strict CSP, hashed cached
   });
 });
 
-describe("issue 14: app.web_chat.enabled false leaves / to the operator", () => {
+describe("app.web_chat.enabled false leaves / to the operator", () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({ config: { app: { web_chat: { enabled: false } } } });

@@ -5,7 +5,7 @@ import { POLL, pathOf, sendAndGetAnswer } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 describe.skipIf(!CHROMIUM)(
-  "Web chat sessions in Chromium (issue 14; spec Authentication / App API, States and transitions: refresh tokens)",
+  "Web chat sessions in Chromium (spec Authentication / App API, States and transitions: refresh tokens)",
   // Each test signs in through the page a few times (password hashing): room for a loaded machine.
   { timeout: 90_000 },
   () => {
@@ -20,7 +20,7 @@ describe.skipIf(!CHROMIUM)(
       await s?.close();
     });
 
-    it('issue 14, spec "States and transitions" (refresh token): a stale access token is refreshed transparently and the new pair kept; a retired refresh token used again revokes the account\'s tokens and the page signs out cleanly', async () => {
+    it('spec "States and transitions" (refresh token): a stale access token is refreshed transparently and the new pair kept; a retired refresh token used again revokes the account\'s tokens and the page signs out cleanly', async () => {
       const page = await s.newPage();
       const refreshes: string[] = [];
       page.on("request", (request) => {
@@ -86,7 +86,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it('issue 14, docs/app-auth.md "Refresh rotation": two tabs whose access token is refused at once refresh once (Web Locks), both keep working, nobody is signed out', async () => {
+    it('docs/app-auth.md "Refresh rotation": two tabs whose access token is refused at once refresh once (Web Locks), both keep working, nobody is signed out', async () => {
       const first = await s.newPage();
       await s.signIn(first);
       const context = first.context();
@@ -142,7 +142,7 @@ describe.skipIf(!CHROMIUM)(
       expectNoProblems(s);
     });
 
-    it("issue 14: tabs follow each other's sign-out, sign-in and change of account; the next account signed in sees none of the first account's conversations", async () => {
+    it("tabs follow each other's sign-out, sign-in and change of account; the next account signed in sees none of the first account's conversations", async () => {
       const first = await s.newPage();
       const firstAccount = await s.signIn(first);
       await sendAndGetAnswer(first, "a conversation of the first account");

@@ -9,7 +9,7 @@ import { requireUser } from "./app-user.ts";
 type WithId = { Params: { id: string } };
 
 /**
- * The few endpoints of the app API that only the web chat uses (issue 14): the signed-in user with
+ * The few endpoints of the app API that only the web chat uses: the signed-in user with
  * the account language (read and set), the chat models a signed-in user may pick, with the tiers,
  * and archiving, which exists only in the web chat (spec "Chat sessions": archived conversations
  * are left out of `GET /chat/sessions`). Under `/api/v1/web/`, behind the same access token and

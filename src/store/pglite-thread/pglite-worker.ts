@@ -1,6 +1,6 @@
 // The PGlite thread: owns the embedded database and runs every statement the request thread sends.
 // PostgreSQL compiled to WebAssembly runs synchronously where it lives; here, its work never holds
-// a request (issue 16). One transaction at a time, as PGlite itself serialises them.
+// a request. One transaction at a time, as PGlite itself serialises them.
 import { parentPort, workerData } from "node:worker_threads";
 import type { ParserOptions, PGlite, Results, Transaction } from "@electric-sql/pglite";
 import { createPglite } from "./create-pglite.ts";

@@ -35,7 +35,7 @@ describe("adapterFor", () => {
     expect(methods("comfyui")).toEqual(["generateImage"]);
   });
 
-  it("issue 12: has the videos adapter (create, look at, download and delete a job)", () => {
+  it("has the videos adapter (create, look at, download and delete a job)", () => {
     expect(Object.keys(adapterFor("videos") ?? {}).sort()).toEqual([
       "createVideo",
       "deleteVideo",

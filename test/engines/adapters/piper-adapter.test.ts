@@ -88,7 +88,7 @@ describe("piper adapter", () => {
     }
   });
 
-  it("issue 10: the voice models come from engines.piper_voices", async () => {
+  it("the voice models come from engines.piper_voices", async () => {
     const voices = { ...PIPER_VOICES, amy: "en_US-amy-high" };
     const configured = createPiperAdapter(client, voices).speak as typeof speak;
     await configured(machine(), call("amy"), signal());
@@ -96,7 +96,7 @@ describe("piper adapter", () => {
     expect(fake.voicesAsked).toEqual(["en_US-amy-high", "en_US-ryan-high"]);
   });
 
-  it("issue 10: a server before piper-tts 1.5 (POST /) is asked there, and remembered", async () => {
+  it("a server before piper-tts 1.5 (POST /) is asked there, and remembered", async () => {
     const legacy = new FakePiperServer({ api: "root" });
     await legacy.start();
     try {

@@ -118,7 +118,7 @@ describe("UpstreamClient.binary", () => {
     expect((await get(10)).body).toHaveLength(10);
   });
 
-  it("a binary answer trickled a byte every 50 ms is cut at the headers timeout from the send (issue 15, hostile engines)", async () => {
+  it("a binary answer trickled a byte every 50 ms is cut at the headers timeout from the send (hostile engines)", async () => {
     let sent = 0;
     let closed = false;
     const trickle = createServer((_request, response) => {

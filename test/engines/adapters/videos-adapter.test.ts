@@ -86,7 +86,7 @@ afterEach(async () => {
 });
 
 describe("videos adapter", () => {
-  it("issue 12: a job is created, followed to completed and its clip downloaded as the engine's MP4", async () => {
+  it("a job is created, followed to completed and its clip downloaded as the engine's MP4", async () => {
     fake.configure({ clip: undefined });
     const created = await videos.createVideo(machine(), call(), signal());
     expect(created).toEqual({ id: fake.lastJob.id, status: "queued", progress: 0, error: null });
@@ -97,7 +97,7 @@ describe("videos adapter", () => {
     expect(mp4.equals(clip)).toBe(true);
   });
 
-  it("issue 12: sends a form with the upstream name, size, seconds, 24 fps, 4k+1 frames (121 for 5 s) and the seed", async () => {
+  it("sends a form with the upstream name, size, seconds, 24 fps, 4k+1 frames (121 for 5 s) and the seed", async () => {
     fake.configure({ models: ["Wan-AI/Wan2.2-TI2V-5B-Diffusers"] });
     await videos.createVideo(machine(), call({ seed: 1234 }), signal());
     const body = fake.requestsTo("/v1/videos")[0]?.body;
@@ -116,7 +116,7 @@ describe("videos adapter", () => {
     expect(fake.lastJob).toMatchObject({ fps: 24, frames: 121, seconds: 5, seed: 1234, form: true });
   });
 
-  it("issue 12: leaves the seed out when the request has none; a machine url ending in /v1 does not double it", async () => {
+  it("leaves the seed out when the request has none; a machine url ending in /v1 does not double it", async () => {
     await videos.createVideo(machine({ url: `${fake.url}/v1` }), call({ size: "704x1280" }), signal());
     const body = fake.lastRequest.body;
     expect(fake.lastRequest.path).toBe("/v1/videos");
@@ -124,7 +124,7 @@ describe("videos adapter", () => {
     expect(fake.lastJob.size).toBe("704x1280");
   });
 
-  it("issue 12: progress rises while the job is in progress; `processing` is read as in_progress", async () => {
+  it("progress rises while the job is in progress; `processing` is read as in_progress", async () => {
     fake.configure({ jobMs: 600, statusWords: "processing" });
     const { id } = await videos.createVideo(machine(), call(), signal());
     const seen = await follow(id);
@@ -136,7 +136,7 @@ describe("videos adapter", () => {
     expect(fake.requestsTo(`/v1/videos/${id}`).length).toBe(seen.length);
   });
 
-  it("issue 12: a job that fails mid-way is failed with the engine's error", async () => {
+  it("a job that fails mid-way is failed with the engine's error", async () => {
     fake.configure({ failMidJob: true, failMessage: "CUDA out of memory. Tried to allocate 2.00 GiB" });
     const { id } = await videos.createVideo(machine(), call(), signal());
     const last = (await follow(id)).at(-1);
@@ -147,7 +147,7 @@ describe("videos adapter", () => {
     });
   });
 
-  it("issue 12: the content of a job not completed yet is a 400 status failure, not retryable", async () => {
+  it("the content of a job not completed yet is a 400 status failure, not retryable", async () => {
     fake.configure({ jobMs: 5_000 });
     const { id } = await videos.createVideo(machine(), call(), signal());
     const early = await failure(videos.videoContent(machine(), id, signal()));
@@ -155,13 +155,13 @@ describe("videos adapter", () => {
     expect(early.message).toContain("not completed");
   });
 
-  it("issue 12: content that is no MP4 is a protocol failure", async () => {
+  it("content that is no MP4 is a protocol failure", async () => {
     fake.configure({ jobMs: 0, garbageContent: true });
     const { id } = await videos.createVideo(machine(), call(), signal());
     expect((await failure(videos.videoContent(machine(), id, signal()))).kind).toBe("protocol");
   });
 
-  it("issue 12: delete forgets the job; deleting an unknown id is fine", async () => {
+  it("delete forgets the job; deleting an unknown id is fine", async () => {
     const { id } = await videos.createVideo(machine(), call(), signal());
     await videos.deleteVideo(machine(), id, signal());
     expect(fake.deletions).toEqual([id]);
@@ -172,7 +172,7 @@ describe("videos adapter", () => {
     await expect(videos.deleteVideo(machine(), "video_gen_unknown", signal())).resolves.toBeUndefined();
   });
 
-  it("issue 12: maps refuse to connect, hang to timeout and 500 to a retryable status failure with the engine's message", async () => {
+  it("maps refuse to connect, hang to timeout and 500 to a retryable status failure with the engine's message", async () => {
     await fake.setMode("error500");
     const down = await failure(videos.createVideo(machine(), call(), signal()));
     expect([down.kind, down.status, down.retryable]).toEqual(["status", 500, true]);
@@ -184,7 +184,7 @@ describe("videos adapter", () => {
     expect((await failure(videos.createVideo(machine(), call(), signal()))).kind).toBe("connect");
   });
 
-  it("issue 12: a model the engine does not serve is its 404 with the name", async () => {
+  it("a model the engine does not serve is its 404 with the name", async () => {
     fake.configure({ models: ["another-model"] });
     const missing = await failure(videos.createVideo(machine(), call(), signal()));
     expect([missing.kind, missing.status]).toEqual(["status", 404]);
@@ -193,13 +193,13 @@ describe("videos adapter", () => {
 });
 
 describe("videos transforms", () => {
-  it("issue 12: frame counts are 4k+1 and cover the seconds", () => {
+  it("frame counts are 4k+1 and cover the seconds", () => {
     expect(videoFrameCount(5, 24)).toBe(121);
     expect(videoFrameCount(1, 24)).toBe(25);
     expect(videoFrameCount(3, 16)).toBe(49);
   });
 
-  it("issue 12: reads the engines' status words in four states, progress in percent", () => {
+  it("reads the engines' status words in four states, progress in percent", () => {
     const read = (status: string, extra = {}) => fromVideoJob({ id: "v1", status, ...extra });
     expect(read("queued")).toEqual({ id: "v1", status: "queued", progress: null, error: null });
     expect(read("pending").status).toBe("queued");
@@ -219,12 +219,12 @@ describe("videos transforms", () => {
     ["a list", []],
   ];
   for (const [name, raw] of bad) {
-    it(`issue 12: a job record with ${name} is a protocol failure`, () => {
+    it(`a job record with ${name} is a protocol failure`, () => {
       expect(() => fromVideoJob(raw)).toThrowError(expect.objectContaining({ kind: "protocol" }));
     });
   }
 
-  it("issue 12: an MP4 is told by its leading ftyp box", () => {
+  it("an MP4 is told by its leading ftyp box", () => {
     const ftyp = Buffer.concat([
       Buffer.from([0, 0, 0, 24]),
       Buffer.from("ftypisom\0\0\x02\0isommp41", "latin1"),
