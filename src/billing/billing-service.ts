@@ -9,28 +9,13 @@ import type {
 } from "../store/repositories/billing.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";
 import { BookKeeper } from "./book-keeper.ts";
+import type { Charge } from "./charge.ts";
 import type { HoldTarget, MoneyBook } from "./money-book.ts";
 import { monthOf } from "./month.ts";
-import type { Payer } from "./payer.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
 import { FLUSH_WAIT_MS, Settlements } from "./settlements.ts";
 import { UsageBatcher } from "./usage-batcher.ts";
 import { EXPIRED_FACTS, usageRow } from "./usage-row.ts";
-
-/** What an endpoint says about a request before it runs. */
-export interface Charge {
-  requestId: string;
-  principal: Payer;
-  /** The endpoint as recorded in usage, e.g. `chat.completions`. */
-  endpoint: string;
-  model: string | null;
-  /** The request's service tier, for the metrics of tokens and cost. */
-  tier?: string;
-  /** The most the request can cost; reserved before anything is sent to an engine. */
-  maxCostMicros: number;
-  /** How long the request may hold the money before a sweep gives it back (long jobs ask for more). */
-  holdSeconds?: number;
-}
 
 const SWEEP_EVERY_MS = 60_000;
 

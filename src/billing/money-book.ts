@@ -1,4 +1,4 @@
-import type { ReserveRefusal, UsageRecordRow } from "../store/repositories/billing.ts";
+import type { MoneySnapshot, ReserveRefusal, UsageRecordRow } from "../store/repositories/billing.ts";
 
 /** What a hold takes from: its key's month (when there is a key) and its account's credits (prepaid). */
 export interface HoldTarget {
@@ -17,12 +17,6 @@ export interface BookHold extends HoldTarget {
   amountMicros: number;
   /** Epoch ms after which the sweep gives it back (a request that never ended). */
   expiresAt: number;
-}
-
-/** What the database held when the book was read: every key's months and every account's credits. */
-export interface MoneySnapshot {
-  keyMonths: Array<{ keyId: string; month: string; spentMicros: number; reservedMicros: number }>;
-  credits: Array<{ accountId: string; balanceMicros: number; heldMicros: number }>;
 }
 
 interface KeyMonth {

@@ -242,7 +242,7 @@ export class BillingRepository {
   }
 
   /** Every key's months and every account's credits: what the embedded money book starts from. */
-  async moneySnapshot(): Promise<MoneySnapshotRows> {
+  async moneySnapshot(): Promise<MoneySnapshot> {
     return this.db.transaction(async (tx) => {
       const keyMonths = await tx
         .select({
@@ -274,8 +274,8 @@ export class BillingRepository {
   }
 }
 
-/** The rows of a money snapshot (see MoneySnapshot in billing/money-book.ts). */
-export interface MoneySnapshotRows {
+/** What the database holds of every key's months and every account's credits (the money book's start). */
+export interface MoneySnapshot {
   keyMonths: Array<{ keyId: string; month: string; spentMicros: number; reservedMicros: number }>;
   credits: Array<{ accountId: string; balanceMicros: number; heldMicros: number }>;
 }
