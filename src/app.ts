@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyPluginAsync,
   LogController,
 } from "fastify";
+import { openSharedMoney } from "./billing/shared/open-shared-money.ts";
 import { loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { checkMachines } from "./engines/machine-check.ts";
@@ -95,6 +96,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const jobs = deps.jobQueue ?? createJobQueue(config, app.log);
   const appMetrics = createAppMetrics(config.installation.currency);
   const durableJobs = deps.durableQueue ?? createDurableQueue(config, deps.store, jobs, app.log);
+  const limitCounters = appMetrics.limits;
+  const counterStore =
+    deps.counterStore ?? (await createCounterStore(config, { log: app.log, metrics: limitCounters }));
+  // Several instances (PostgreSQL and Redis): what is left of the money is decided in Redis.
+  const moneyAt = deps.store.usageJournal ? undefined : counterStore.money?.();
+  const sharedMoney = moneyAt ? await openSharedMoney(moneyAt, deps.store, app.log) : undefined;
   const services = createServices(
     config,
     deps.store,
@@ -103,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     jobs,
     { upstream: appMetrics.upstream, billing: appMetrics.billing },
     durableJobs,
+    sharedMoney,
   );
   const metrics = appMetrics.registry;
   registerMachineMetrics(metrics, () => services.engines);
@@ -132,13 +140,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services.imageFiles.stopSweeper();
     services.health.stop();
     await services.billing.drain();
+    await sharedMoney?.stop();
     await services.upstream.close();
   });
-
-  const limitCounters = appMetrics.limits;
-  const counterStore =
-    deps.counterStore ?? (await createCounterStore(config, { log: app.log, metrics: limitCounters }));
   app.addHook("onClose", () => counterStore.close());
+
   const limits = { store: counterStore, now: deps.now ?? (() => new Date()), refused: limitCounters.refused };
 
   closeIdleConnectionsOnClose(app);

@@ -3,17 +3,23 @@ import { insufficientCredits, spendingLimitReached } from "../http/errors.ts";
 import type { BillingMetrics } from "../metrics/billing-metrics.ts";
 import type {
   BillingRepository,
+  RecordedTotals,
   ReservationRow,
   ReserveRefusal,
   SettleFacts,
 } from "../store/repositories/billing.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";
 import { BookKeeper } from "./book-keeper.ts";
+import { BookPayments } from "./book-payments.ts";
 import type { Charge } from "./charge.ts";
 import type { HoldTarget, MoneyBook } from "./money-book.ts";
 import { monthOf } from "./month.ts";
+import type { PaymentTools } from "./payment-tools.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
 import { FLUSH_WAIT_MS, Settlements } from "./settlements.ts";
+import type { SharedHold } from "./shared/shared-hold.ts";
+import type { SharedMoney } from "./shared/shared-money.ts";
+import { SharedPayments } from "./shared/shared-payments.ts";
 import { UsageBatcher } from "./usage-batcher.ts";
 import { EXPIRED_FACTS, usageRow } from "./usage-row.ts";
 
@@ -39,7 +45,10 @@ export class BillingService {
    * what is left, read once from the database and changed in memory; without a journal, every
    * reservation is a database transaction.
    */
-  private readonly keeper: BookKeeper | undefined;
+  private readonly bookPay: BookPayments | undefined;
+  /** Distributed mode with Redis: Redis is the authority for what is left, PostgreSQL the record. */
+  private readonly shared: SharedMoney | undefined;
+  private readonly sharedPay: SharedPayments | undefined;
 
   constructor(deps: {
     repo: BillingRepository;
@@ -50,7 +59,10 @@ export class BillingService {
     metrics?: BillingMetrics;
     /** Embedded mode: usage records are durable once journaled, and written to the database after. */
     journal?: UsageJournal;
+    /** Several instances on PostgreSQL and Redis (ignored with a journal: one process owns the data). */
+    shared?: SharedMoney;
   }) {
+    this.shared = deps.journal ? undefined : deps.shared;
     this.repo = deps.repo;
     this.settlements = new Settlements(deps.log);
     this.metrics = deps.metrics;
@@ -58,6 +70,7 @@ export class BillingService {
     const log = deps.log;
     this.usage = new UsageBatcher(deps.repo, {
       ...(deps.journal ? { journal: deps.journal } : {}),
+      ...(this.shared ? { totals: true } : {}),
       ...(metrics
         ? {
             onBatch: (size: number) => metrics.batch(size),
@@ -70,7 +83,17 @@ export class BillingService {
           "could not write journaled usage records; they stay journaled and are retried",
         ),
     });
-    this.keeper = deps.journal ? new BookKeeper(this.usage, deps.repo) : undefined;
+    const tools: PaymentTools = {
+      usage: this.usage,
+      repo: deps.repo,
+      settlements: this.settlements,
+      close: (...args) => this.close(...args),
+      holdInDatabase: (charge, amount, now, unchecked) => this.hold(charge, amount, now, unchecked),
+      refuse: (refusal) => this.refuse(refusal),
+      holdOf: (charge, amount, now, kind) => this.holdOf(charge, amount, now, kind),
+    };
+    this.bookPay = deps.journal ? new BookPayments(new BookKeeper(this.usage, deps.repo), tools) : undefined;
+    this.sharedPay = this.shared ? new SharedPayments(this.shared, tools) : undefined;
     this.prepaid = deps.prepaid;
     this.holdSeconds = deps.holdSeconds;
     this.now = deps.now ?? (() => new Date());
@@ -94,26 +117,8 @@ export class BillingService {
         close: (id, facts) => this.closeUnheld(id, charge, amount, month, facts),
       });
     }
-    if (this.keeper) {
-      const book = this.keeper.current ?? (await this.keeper.book());
-      this.refuse(
-        book.hold(
-          {
-            requestId: charge.requestId,
-            ...this.targetOf(charge, month),
-            endpoint: charge.endpoint,
-            model: charge.model,
-            amountMicros: amount,
-            expiresAt: now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000,
-          },
-          charge.principal.monthlyLimitMicros,
-        ),
-      );
-      this.settlements.opened(charge.requestId);
-      return new Reservation(charge.requestId, amount, {
-        close: (id, facts) => this.closeBooked(book, id, charge, amount, facts),
-      });
-    }
+    if (this.sharedPay) return this.sharedPay.reserve(charge, amount, now);
+    if (this.bookPay) return this.bookPay.reserve(charge, amount, now);
     await this.hold(charge, amount, now);
     this.settlements.opened(charge.requestId);
     return new Reservation(charge.requestId, amount, {
@@ -133,8 +138,7 @@ export class BillingService {
     // As with a reservation: never more than the highest possible cost announced.
     const cost = Math.max(0, Math.min(facts.costMicros, amount));
     const keyId = charge.principal.keyId;
-    // A book still being read counts this record among the pending ones instead.
-    this.keeper?.current?.spend(keyId, month, cost);
+    this.bookPay?.spent(keyId, month, cost);
     const row = usageRow(requestId, { ...charge.principal, month }, charge, { ...facts, costMicros: cost });
     return this.close(
       requestId,
@@ -142,33 +146,11 @@ export class BillingService {
       amount,
       facts,
       "batched",
-      () => this.usage.record(row),
-      () => this.keeper?.current?.spend(keyId, month, -cost),
-    );
-  }
-
-  /** Closes a hold of the money book: the room is free at once, the record goes in the batch. */
-  private closeBooked(
-    book: MoneyBook,
-    requestId: string,
-    charge: Charge,
-    amount: number,
-    facts: SettleFacts,
-  ): Promise<boolean> {
-    const closed = book.close(requestId, facts.costMicros);
-    // Released by the sweep already (it wrote the record): nothing is left to write.
-    if (!closed) return this.close(requestId, charge, amount, facts, "batched", async () => {});
-    const { hold, costMicros } = closed;
-    const row = usageRow(requestId, hold, charge, { ...facts, costMicros });
-    return this.close(
-      requestId,
-      charge,
-      amount,
-      { ...facts, costMicros },
-      "batched",
-      () => this.usage.record(row),
-      // No record, so no charge: the cost goes back (the hold is not taken again).
-      () => book.apply(hold, 0, -costMicros),
+      async () => {
+        const totals = await this.usage.record(row);
+        this.sharedPay?.recorded(totals);
+      },
+      () => this.bookPay?.spent(keyId, month, -cost),
     );
   }
 
@@ -181,11 +163,15 @@ export class BillingService {
     if (!this.prepaid && charge.principal.monthlyLimitMicros === null) return;
     const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
     const month = monthOf(this.now());
-    if (this.keeper) {
-      const book = this.keeper.current ?? (await this.keeper.book());
-      this.refuse(book.refusal(this.targetOf(charge, month), amount, charge.principal.monthlyLimitMicros));
-      return;
-    }
+    if (this.bookPay) return this.bookPay.checkFits(charge, amount, this.now());
+    if (this.sharedPay)
+      return this.sharedPay.checkFits(charge, amount, this.now(), () =>
+        this.fitsInDatabase(charge, amount, month),
+      );
+    await this.fitsInDatabase(charge, amount, month);
+  }
+
+  private async fitsInDatabase(charge: Charge, amount: number, month: string): Promise<void> {
     await this.usage.writtenFor(charge.principal.keyId);
     this.refuse(
       await this.repo.wouldRefuse(
@@ -210,23 +196,16 @@ export class BillingService {
   async reserveDurable(charge: Charge): Promise<void> {
     const now = this.now();
     const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
-    if (!this.keeper) {
-      await this.hold(charge, amount, now);
-      return;
-    }
-    const book = this.keeper.current ?? (await this.keeper.book());
-    const target = this.targetOf(charge, monthOf(now));
-    this.refuse(book.holdAmount(target, amount, charge.principal.monthlyLimitMicros));
-    try {
-      await this.hold(charge, amount, now);
-    } catch (error) {
-      book.apply(target, amount, 0);
-      throw error;
-    }
+    if (this.sharedPay) return this.sharedPay.reserveDurable(charge, amount, now);
+    if (this.bookPay) return this.bookPay.reserveDurable(charge, amount, now);
+    await this.hold(charge, amount, now);
   }
 
-  /** Writes the reservation row in one atomic step, or throws the spec's 402 (and counts it). */
-  private async hold(charge: Charge, amount: number, now: Date): Promise<void> {
+  /**
+   * Writes the reservation row in one atomic step, or throws the spec's 402 (and counts it);
+   * `unchecked` where Redis decided already.
+   */
+  private async hold(charge: Charge, amount: number, now: Date, unchecked = false): Promise<void> {
     // The spend it checks includes the key's journaled records (a key whose limit was just set).
     await this.usage.writtenFor(charge.principal.keyId);
     this.refuse(
@@ -243,6 +222,7 @@ export class BillingService {
           expiresAt: new Date(now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000),
         },
         charge.principal.monthlyLimitMicros,
+        { unchecked },
       ),
     );
   }
@@ -259,12 +239,18 @@ export class BillingService {
     }
   }
 
-  private targetOf(charge: Charge, month: string): HoldTarget {
+  private holdOf(charge: Charge, amount: number, now: Date, kind: "r" | "d"): SharedHold {
     return {
+      requestId: charge.requestId,
       keyId: charge.principal.keyId,
       accountId: charge.principal.accountId,
-      month,
+      month: monthOf(now),
       prepaid: this.prepaid,
+      amountMicros: amount,
+      kind,
+      endpoint: charge.endpoint,
+      model: charge.model,
+      expiresAt: now.getTime() + (charge.holdSeconds ?? this.holdSeconds) * 1000,
     };
   }
 
@@ -284,9 +270,10 @@ export class BillingService {
 
   /** Closes a reservation row; embedded, the book follows what the row held and what was spent. */
   private async settleDurable(requestId: string, facts: SettleFacts) {
-    const book = await this.keeper?.book();
-    const settled = await this.settlements.retried(() => this.repo.settle(requestId, facts));
-    if (settled && book) bookClosed(book, settled.reservation, facts.costMicros);
+    const settle = () => this.settlements.retried(() => this.repo.settle(requestId, facts));
+    if (this.bookPay) return this.bookPay.settleDurable(settle, facts.costMicros);
+    const settled = await settle();
+    this.sharedPay?.settled(requestId, settled);
     return settled;
   }
 
@@ -346,7 +333,8 @@ export class BillingService {
       for (const requestId of await this.repo.expired(this.now(), 500)) {
         if (await this.settleDurable(requestId, { ...EXPIRED_FACTS })) released += 1;
       }
-      released += (await this.keeper?.sweep(this.now().getTime())) ?? 0;
+      released += (await this.bookPay?.sweep(this.now().getTime())) ?? 0;
+      released += (await this.sharedPay?.sweep(this.now().getTime())) ?? 0;
       if (released > 0) this.log?.warn({ released }, "released reservations whose requests never finished");
     } catch (error) {
       this.log?.error({ err: error }, "reservation sweep failed");
@@ -354,12 +342,25 @@ export class BillingService {
     return released;
   }
 
+  /** Redis's money (distributed mode with Redis); operators' changes of credits go through it. */
+  sharedMoney(): SharedMoney | undefined {
+    return this.shared;
+  }
+
+  /** A key's month spend and what requests in flight hold of it, where memory or Redis decides. */
+  async keySpend(
+    keyId: string,
+    month: string,
+  ): Promise<{ spentMicros: number; reservedMicros: number } | undefined> {
+    return (this.bookPay ?? this.sharedPay)?.keySpend(keyId, month);
+  }
+
   /**
    * The money book (embedded mode), read from the database on first use; undefined where the
    * database holds the money. Operators' changes of credits go through it.
    */
   moneyBook(): Promise<MoneyBook> | undefined {
-    return this.keeper?.book();
+    return this.bookPay?.book();
   }
 
   /**
@@ -387,10 +388,4 @@ export class BillingService {
       return written;
     });
   }
-}
-
-/** Moves a closed reservation row's hold out of the book and its cost (as the row's settlement took it) in. */
-function bookClosed(book: MoneyBook, reservation: ReservationRow, costMicros: number): void {
-  const cost = Math.max(0, Math.min(costMicros, reservation.amountMicros));
-  book.apply(reservation, reservation.amountMicros, cost);
 }

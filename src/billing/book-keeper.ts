@@ -46,7 +46,7 @@ export class BookKeeper {
   async sweep(nowMs: number): Promise<number> {
     const book = this.current;
     if (!book) return 0;
-    const writes: Array<Promise<void>> = [];
+    const writes: Array<Promise<unknown>> = [];
     for (const requestId of book.expired(nowMs)) {
       const closed = book.close(requestId, 0);
       if (closed)

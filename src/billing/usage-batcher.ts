@@ -1,4 +1,4 @@
-import type { BillingRepository, UsageRecordRow } from "../store/repositories/billing.ts";
+import type { BillingRepository, RecordedTotals, UsageRecordRow } from "../store/repositories/billing.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";
 
 const MAX_BATCH = 500;
@@ -20,7 +20,7 @@ interface Waiting {
   row: UsageRecordRow;
   /** performance.now() when the record was made: its write lag is measured from here. */
   madeAt: number;
-  resolve: () => void;
+  resolve: (totals?: RecordedTotals) => void;
   reject: (error: unknown) => void;
 }
 
@@ -40,6 +40,8 @@ export class UsageBatcher {
   private readonly onBatch: ((size: number) => void) | undefined;
   private readonly onWritten: ((lagSeconds: number) => void) | undefined;
   private readonly onWriteFailed: ((error: unknown) => void) | undefined;
+  /** Each record resolves with what its batch left of the key months and accounts it changed. */
+  private readonly totals: boolean;
   private incoming: Waiting[] = [];
   private scheduled = false;
   /** Rows acknowledged (journaled) and not yet in the database, oldest first. */
@@ -74,8 +76,11 @@ export class UsageBatcher {
       onBatch?: (size: number) => void;
       onWritten?: (lagSeconds: number) => void;
       onWriteFailed?: (error: unknown) => void;
+      /** Without a journal: resolve each record with its batch's totals (Redis's copy follows them). */
+      totals?: boolean;
     } = {},
   ) {
+    this.totals = options.totals === true;
     this.repo = repo;
     this.journal = options.journal;
     this.onBatch = options.onBatch;
@@ -83,8 +88,11 @@ export class UsageBatcher {
     this.onWriteFailed = options.onWriteFailed;
   }
 
-  /** Resolves once the row is durable; rejects when it cannot be made so (the answer is then a 503). */
-  record(row: UsageRecordRow): Promise<void> {
+  /**
+   * Resolves once the row is durable (with its batch's totals, when asked for); rejects when it
+   * cannot be made so (the answer is then a 503).
+   */
+  record(row: UsageRecordRow): Promise<RecordedTotals | undefined> {
     return new Promise((resolve, reject) => {
       this.incoming.push({ row, madeAt: performance.now(), resolve, reject });
       if (this.scheduled || (this.writing && this.journal === undefined)) return;
@@ -162,7 +170,7 @@ export class UsageBatcher {
       if (entry.row.keyId) this.lastSeqOfKey.set(entry.row.keyId, seq);
       if (this.unwritten.length <= MAX_UNWRITTEN) entry.resolve();
       // Journaled, so durable: a failed write resolves it too (the retry or the next start writes it).
-      else this.readers.push({ seq, resolve: entry.resolve, reject: entry.resolve });
+      else this.readers.push({ seq, resolve: () => entry.resolve(), reject: () => entry.resolve() });
     }
     this.writeSoon(this.unwritten.length >= GATHER_ROWS ? 0 : GATHER_MS);
   }
@@ -198,9 +206,10 @@ export class UsageBatcher {
 
   private async writeNow(batch: Waiting[]): Promise<void> {
     try {
-      await this.repo.record(batch.map((entry) => entry.row));
+      const rows = batch.map((entry) => entry.row);
+      const totals = this.totals ? await this.repo.recordWithTotals(rows) : await this.repo.record(rows);
       this.batchWritten(batch);
-      for (const entry of batch) entry.resolve();
+      for (const entry of batch) entry.resolve(totals ?? undefined);
     } catch (error) {
       for (const entry of batch) entry.reject(error);
     }

@@ -39,6 +39,8 @@ export interface CounterStore {
   take(counters: CounterSpec[], now: number): Promise<TakeResult>;
   /** Readiness of a shared store: resolves when it answers now, rejects with the reason (`GET /readyz`). */
   ping?(): Promise<void>;
+  /** Where money decided across instances lives beside the counters (a shared store only). */
+  money?(): { url: string; prefix: string };
   close(): Promise<void>;
 }
 

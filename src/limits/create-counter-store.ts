@@ -20,6 +20,7 @@ export async function createCounterStore(
     url,
     timeoutMs: config.rate_limits.redis_timeout_ms,
     prefix: `${config.server.redis_prefix}:rl:`,
+    moneyPrefix: `${config.server.redis_prefix}:money:`,
     log: deps.log,
     onFallback: () => deps.metrics.fallback.inc(),
   });

@@ -24,6 +24,8 @@ export interface RedisCounterStoreOptions {
   timeoutMs: number;
   /** Key prefix; tests use their own so parallel runs never share counters. */
   prefix?: string;
+  /** Prefix of the money's keys (`money()`); by default under `prefix`. */
+  moneyPrefix?: string;
   log?: Pick<FastifyBaseLogger, "warn" | "info">;
   /** Called once per `take` answered in the process instead of Redis (the fallback metric). */
   onFallback?: () => void;
@@ -44,6 +46,8 @@ export interface RedisCounterStoreOptions {
 export class RedisCounterStore implements CounterStore {
   private readonly redis: Redis;
   private readonly prefix: string;
+  private readonly url: string;
+  private readonly moneyPrefix: string;
   private readonly fallback = new MemoryCounterStore();
   private readonly log: Pick<FastifyBaseLogger, "warn" | "info"> | undefined;
   private readonly onFallback: (() => void) | undefined;
@@ -53,6 +57,8 @@ export class RedisCounterStore implements CounterStore {
 
   constructor(options: RedisCounterStoreOptions) {
     this.prefix = options.prefix ?? REDIS_KEY_PREFIX;
+    this.url = options.url;
+    this.moneyPrefix = options.moneyPrefix ?? `${this.prefix}money:`;
     this.log = options.log;
     this.onFallback = options.onFallback;
     this.redis = new Redis(options.url, {
@@ -86,6 +92,10 @@ export class RedisCounterStore implements CounterStore {
     } catch (error) {
       return this.fallBack(counters, now, error);
     }
+  }
+
+  money(): { url: string; prefix: string } {
+    return { url: this.url, prefix: this.moneyPrefix };
   }
 
   /** Readiness: Redis answers PING now; never waits for a reconnection. */

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import { KeyCache } from "../auth/key-cache.ts";
 import { BillingService } from "../billing/billing-service.ts";
 import { PriceList } from "../billing/prices.ts";
+import type { SharedMoney } from "../billing/shared/shared-money.ts";
 import type { Config } from "../config/schema.ts";
 import { createAdapters } from "../engines/adapters/index.ts";
 import { Catalogue } from "../engines/catalogue.ts";
@@ -97,6 +98,7 @@ export function createServices(
   jobs: JobQueue = new InProcessQueue(log ? { log } : {}),
   metrics: ServiceMetrics = {},
   durableJobs: JobQueue = jobs,
+  sharedMoney?: SharedMoney,
 ): Services {
   const keyCache = new KeyCache();
   // The services once built: keys and the operator read the zones and models in force through it.
@@ -119,6 +121,7 @@ export function createServices(
     prepaid: config.installation.prepaid,
     holdSeconds: config.billing.reservation_timeout_seconds,
     ...(store.usageJournal ? { journal: store.usageJournal } : {}),
+    ...(sharedMoney ? { shared: sharedMoney } : {}),
     now,
     ...(log ? { log } : {}),
     ...(metrics.billing ? { metrics: metrics.billing } : {}),
@@ -130,7 +133,7 @@ export function createServices(
     keys,
     now,
     written: () => billing.usageWritten(),
-    bookedSpend: async (keyId, month) => (await billing.moneyBook())?.keySpend(keyId, month),
+    bookedSpend: (keyId, month) => billing.keySpend(keyId, month),
   });
   const activationsRepo = new ModelActivationsRepository(store.db);
   const mailOutbox = new MailOutboxRepository(store.db);

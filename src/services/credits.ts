@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
 import type { MoneyBook } from "../billing/money-book.ts";
+import type { SharedMoney } from "../billing/shared/shared-money.ts";
 import { invalidRequest } from "../http/errors.ts";
 import type { Balance, CreditsRepository, TakeChange } from "../store/repositories/credits.ts";
 import type { AccountsService } from "./accounts.ts";
@@ -19,7 +21,11 @@ export class CreditsService {
   async balance(accountId: string): Promise<Balance> {
     await this.accounts.get(accountId);
     const book = await this.money.moneyBook();
-    return book ? book.balance(accountId) : this.repo.balance(accountId);
+    if (book) return book.balance(accountId);
+    const shared = this.money.sharedMoney();
+    if (!shared) return this.repo.balance(accountId);
+    const [balanceMicros, heldMicros] = await shared.read({ accountId });
+    return { balanceMicros, heldMicros };
   }
 
   async set(accountId: string, balance: number, note: string | null): Promise<Balance> {
@@ -57,6 +63,8 @@ export class CreditsService {
     accountId: string,
     write: (take: TakeChange | undefined) => Promise<Balance | undefined>,
   ): Promise<Balance | undefined> {
+    const shared = this.money.sharedMoney();
+    if (shared) return this.changeShared(shared, accountId, write);
     const book = await this.money.moneyBook();
     if (!book) return write(undefined);
     await this.money.usageWritten();
@@ -75,11 +83,44 @@ export class CreditsService {
       throw error;
     }
   }
+
+  /**
+   * Distributed mode with Redis: Redis checks the change against what is held while PostgreSQL
+   * holds the balance's row (a decrease stays held there until committed), and takes the new
+   * balance once committed. A failed commit is closed with what PostgreSQL then holds.
+   */
+  private async changeShared(
+    shared: SharedMoney,
+    accountId: string,
+    write: (take: TakeChange | undefined) => Promise<Balance | undefined>,
+  ): Promise<Balance | undefined> {
+    const changeId = `credits-${randomUUID()}`;
+    let after: { balanceMicros: number; version: number } | undefined;
+    let taken = false;
+    try {
+      const next = await write(async (amount, balance) => {
+        after = balance;
+        taken = await shared.change(accountId, amount, balance.balanceMicros, changeId);
+        return taken;
+      });
+      if (next === undefined || after === undefined) return undefined;
+      await shared.closeNow(changeId, { keyMonths: [], credits: [{ accountId, ...after }] });
+    } catch (error) {
+      if (taken) {
+        const truth = await shared.totalsOf({ keyId: null, month: "", accountId, prepaid: true });
+        await shared.closeNow(changeId, truth);
+      }
+      throw error;
+    }
+    const [balanceMicros, heldMicros] = await shared.read({ accountId });
+    return { balanceMicros, heldMicros };
+  }
 }
 
-/** What credits need of billing: its money book (embedded mode), and when usage is written. */
+/** What credits need of billing: where the money is decided, and when usage is written. */
 export interface MoneyOfBilling {
   moneyBook(): Promise<MoneyBook> | undefined;
+  sharedMoney(): SharedMoney | undefined;
   usageWritten(): Promise<void>;
 }
 

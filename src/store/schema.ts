@@ -64,6 +64,11 @@ export const creditBalances = pgTable("credit_balances", {
   balanceMicros: bigint("balance_micros", { mode: "number" }).notNull().default(0),
   /** Held by requests in flight; what may still be spent is balance - held. */
   heldMicros: bigint("held_micros", { mode: "number" }).notNull().default(0),
+  /**
+   * Raised by every change of the balance: where Redis holds a copy (several instances), a copy
+   * of a newer version replaces an older one, whatever order they arrive in.
+   */
+  version: bigint("version", { mode: "number" }).notNull().default(0),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

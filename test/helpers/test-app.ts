@@ -6,6 +6,7 @@ import type { Config } from "../../src/config/schema.ts";
 import type { JobQueue } from "../../src/jobs/job-queue.ts";
 import type { CounterStore } from "../../src/limits/counter-store.ts";
 import type { Store } from "../../src/store/database.ts";
+import { dropKeys, redisStoreUnderTest, TEST_REDIS_URL } from "../limits/limit-fixtures.ts";
 import { flushRunLog, testAppLogger } from "./run-log.ts";
 import { openTestStore } from "./test-store.ts";
 
@@ -73,13 +74,19 @@ export async function startTestApp(
   const store = typeof options.store === "object" ? options.store : await openTestStore(options.store);
   // Every app logs into the run's log file, which the global teardown scans (test/logs/global-setup.ts).
   const logger = testAppLogger(options.logger);
+  // PostgreSQL as the distributed mode runs it: with Redis beside it (counters and money), when present.
+  const redis =
+    options.store === "postgres" && TEST_REDIS_URL && !options.counterStore
+      ? await redisStoreUnderTest(TEST_REDIS_URL)
+      : undefined;
+  const counterStore = options.counterStore ?? redis?.store;
   const app = await buildApp({
     config,
     store,
     ...(options.now ? { now: options.now } : {}),
     ...(logger ? { logger } : {}),
     ...(options.keyApiPlugins ? { keyApiPlugins: options.keyApiPlugins } : {}),
-    ...(options.counterStore ? { counterStore: options.counterStore } : {}),
+    ...(counterStore ? { counterStore } : {}),
     ...(options.jobQueue ? { jobQueue: options.jobQueue } : {}),
     ...(options.durableQueue ? { durableQueue: options.durableQueue } : {}),
     ...(options.loadConfig ? { loadConfig: options.loadConfig } : {}),
@@ -123,6 +130,7 @@ export async function startTestApp(
       try {
         await app.close();
         if (!shared) await store.close();
+        if (redis && TEST_REDIS_URL) await dropKeys(TEST_REDIS_URL, redis.prefix);
       } finally {
         flushRunLog();
       }

@@ -25,6 +25,27 @@ export type UsageRecordRow = Omit<typeof usageRecords.$inferInsert, "createdAt">
 export interface Settled {
   reservation: ReservationRow;
   record: UsageRow | undefined;
+  /** The key's month spend and the account's balance as the settlement left them. */
+  totals: RecordedTotals;
+}
+
+/**
+ * The spend of every key month and the balance of every account a write changed, as it left them:
+ * what Redis's copy of the money is brought up to (a spend only grows; a balance has a version).
+ */
+export interface RecordedTotals {
+  keyMonths: Array<{ keyId: string; month: string; spentMicros: number }>;
+  credits: Array<{ accountId: string; balanceMicros: number; version: number }>;
+}
+
+/** What PostgreSQL holds of one key month or one account when Redis's copy is (re)loaded. */
+export interface MoneyOfRecord {
+  /** The key month's spend, or the account's balance. */
+  micros: number;
+  /** The balance's version (0 for a key month). */
+  version: number;
+  /** The durable reservations (videos) that hold money of it. */
+  durable: ReservationRow[];
 }
 
 /** What settling writes besides the money: the usage record's measured facts. */
@@ -54,6 +75,7 @@ export class BillingRepository {
   async reserve(
     row: typeof reservations.$inferInsert,
     monthlyLimitMicros: number | null,
+    options: { unchecked?: boolean } = {},
   ): Promise<ReserveRefusal | undefined> {
     try {
       await this.db.transaction(async (tx) => {
@@ -63,7 +85,7 @@ export class BillingRepository {
           const keyId = row.keyId;
           await tx.insert(keyMonthSpend).values({ keyId, month: row.month }).onConflictDoNothing();
           const limit =
-            monthlyLimitMicros === null
+            monthlyLimitMicros === null || options.unchecked
               ? sql`TRUE`
               : sql`${keyMonthSpend.spentMicros} + ${keyMonthSpend.reservedMicros} + ${amount} <= ${monthlyLimitMicros}`;
           const spend = await tx
@@ -75,7 +97,7 @@ export class BillingRepository {
         }
         if (row.prepaid) {
           // "No credits left" refuses even a request that would cost nothing.
-          const needed = Math.max(amount, 1);
+          const needed = options.unchecked ? Number.MIN_SAFE_INTEGER : Math.max(amount, 1);
           const held = await tx
             .update(creditBalances)
             .set({ heldMicros: sql`${creditBalances.heldMicros} + ${amount}` })
@@ -135,14 +157,20 @@ export class BillingRepository {
       const reservation = taken[0];
       if (!reservation) return undefined;
       const cost = Math.max(0, Math.min(facts.costMicros, reservation.amountMicros));
+      const totals: RecordedTotals = { keyMonths: [], credits: [] };
       if (reservation.keyId !== null) {
-        await tx
+        totals.keyMonths = await tx
           .update(keyMonthSpend)
           .set({
             reservedMicros: sql`${keyMonthSpend.reservedMicros} - ${reservation.amountMicros}`,
             spentMicros: sql`${keyMonthSpend.spentMicros} + ${cost}`,
           })
-          .where(and(eq(keyMonthSpend.keyId, reservation.keyId), eq(keyMonthSpend.month, reservation.month)));
+          .where(and(eq(keyMonthSpend.keyId, reservation.keyId), eq(keyMonthSpend.month, reservation.month)))
+          .returning({
+            keyId: keyMonthSpend.keyId,
+            month: keyMonthSpend.month,
+            spentMicros: keyMonthSpend.spentMicros,
+          });
       }
       if (reservation.prepaid) {
         const balances = await tx
@@ -150,10 +178,16 @@ export class BillingRepository {
           .set({
             heldMicros: sql`${creditBalances.heldMicros} - ${reservation.amountMicros}`,
             balanceMicros: sql`${creditBalances.balanceMicros} - ${cost}`,
+            version: sql`${creditBalances.version} + 1`,
             updatedAt: sql`now()`,
           })
           .where(eq(creditBalances.accountId, reservation.accountId))
-          .returning({ balanceMicros: creditBalances.balanceMicros });
+          .returning({
+            accountId: creditBalances.accountId,
+            balanceMicros: creditBalances.balanceMicros,
+            version: creditBalances.version,
+          });
+        totals.credits = balances;
         if (cost > 0) {
           await tx.insert(creditLedger).values({
             accountId: reservation.accountId,
@@ -182,7 +216,7 @@ export class BillingRepository {
         })
         .onConflictDoNothing()
         .returning();
-      return { reservation, record: records[0] };
+      return { reservation, record: records[0], totals };
     });
   }
 
@@ -194,7 +228,19 @@ export class BillingRepository {
    * written before (same request id) changes nothing.
    */
   async record(rows: Array<UsageRecordRow>): Promise<void> {
-    if (rows.length === 0) return;
+    await this.recordBatch(rows, false);
+  }
+
+  /** As `record`, and says what the batch left of every key month and account it changed. */
+  async recordWithTotals(rows: Array<UsageRecordRow>): Promise<RecordedTotals> {
+    return (await this.recordBatch(rows, true)) ?? { keyMonths: [], credits: [] };
+  }
+
+  private async recordBatch(
+    rows: Array<UsageRecordRow>,
+    totals: boolean,
+  ): Promise<RecordedTotals | undefined> {
+    if (rows.length === 0) return undefined;
     // One JSON parameter for the whole batch: PostgreSQL reads it with jsonb_to_recordset, which
     // costs far less than binding twelve parameters per row.
     const batch = JSON.stringify(
@@ -217,7 +263,7 @@ export class BillingRepository {
       })),
     );
     const hasPrepaid = rows.some((row) => row.prepaid === true && row.costMicros > 0);
-    await this.db.execute(sql`
+    const result = await this.db.execute(sql`
       WITH batch AS (
         SELECT * FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid,
           account_id uuid, month text, endpoint text, model text, units jsonb, cost_micros bigint, zone text,
@@ -236,9 +282,57 @@ export class BillingRepository {
         INSERT INTO ${keyMonthSpend} (key_id, month, spent_micros)
         SELECT key_id, month, sum(cost_micros) FROM recorded WHERE key_id IS NOT NULL GROUP BY key_id, month
         ON CONFLICT (key_id, month) DO UPDATE SET spent_micros = ${keyMonthSpend}.spent_micros + excluded.spent_micros
+        RETURNING key_id, month, spent_micros
       )
-      ${hasPrepaid ? creditCharges : sql`SELECT 1`}
+      ${hasPrepaid ? creditCharges : sql``}
+      ${totals ? (hasPrepaid ? totalsWithCredits : totalsOfKeys) : sql`SELECT 1`}
     `);
+    if (!totals) return undefined;
+    const found: RecordedTotals = { keyMonths: [], credits: [] };
+    for (const row of (result as unknown as { rows: TotalsRow[] }).rows) {
+      if (row.kind === "k") {
+        found.keyMonths.push({ keyId: row.id, month: row.month ?? "", spentMicros: Number(row.micros) });
+      } else {
+        found.credits.push({
+          accountId: row.id,
+          balanceMicros: Number(row.micros),
+          version: Number(row.version),
+        });
+      }
+    }
+    return found;
+  }
+
+  /**
+   * What PostgreSQL holds of a key's month (its spend) or of an account (its balance), with the
+   * durable reservations holding money of it, read as one (a repeatable-read snapshot).
+   */
+  async moneyOfRecord(of: { keyId: string; month: string } | { accountId: string }): Promise<MoneyOfRecord> {
+    return this.db.transaction(
+      async (tx) => {
+        if ("keyId" in of) {
+          const spend = await tx
+            .select({ spentMicros: keyMonthSpend.spentMicros })
+            .from(keyMonthSpend)
+            .where(and(eq(keyMonthSpend.keyId, of.keyId), eq(keyMonthSpend.month, of.month)));
+          const durable = await tx
+            .select()
+            .from(reservations)
+            .where(and(eq(reservations.keyId, of.keyId), eq(reservations.month, of.month)));
+          return { micros: spend[0]?.spentMicros ?? 0, version: 0, durable };
+        }
+        const balance = await tx
+          .select({ balanceMicros: creditBalances.balanceMicros, version: creditBalances.version })
+          .from(creditBalances)
+          .where(eq(creditBalances.accountId, of.accountId));
+        const durable = await tx
+          .select()
+          .from(reservations)
+          .where(and(eq(reservations.accountId, of.accountId), eq(reservations.prepaid, true)));
+        return { micros: balance[0]?.balanceMicros ?? 0, version: balance[0]?.version ?? 0, durable };
+      },
+      { isolationLevel: "repeatable read", accessMode: "read only" },
+    );
   }
 
   /** Every key's months and every account's credits: what the embedded money book starts from. */
@@ -291,17 +385,32 @@ const creditCharges = sql`,
       ),
       balances AS (
         UPDATE ${creditBalances} SET balance_micros = ${creditBalances}.balance_micros - totals.total,
-          updated_at = now()
+          version = ${creditBalances}.version + 1, updated_at = now()
         FROM (SELECT account_id, sum(cost_micros) AS total FROM charged GROUP BY account_id) AS totals
         WHERE ${creditBalances}.account_id = totals.account_id
-        RETURNING ${creditBalances}.account_id, ${creditBalances}.balance_micros
-      )
-      INSERT INTO ${creditLedger} (account_id, kind, amount_micros, balance_after_micros, note, created_at)
-      SELECT charged.account_id, 'usage', -charged.cost_micros,
-        balances.balance_micros + sum(charged.cost_micros) OVER (PARTITION BY charged.account_id)
-          - sum(charged.cost_micros) OVER (PARTITION BY charged.account_id ORDER BY charged.position),
-        charged.request_id, charged.created_at
-      FROM charged JOIN balances USING (account_id)`;
+        RETURNING ${creditBalances}.account_id, ${creditBalances}.balance_micros, ${creditBalances}.version
+      ),
+      ledger AS (
+        INSERT INTO ${creditLedger} (account_id, kind, amount_micros, balance_after_micros, note, created_at)
+        SELECT charged.account_id, 'usage', -charged.cost_micros,
+          balances.balance_micros + sum(charged.cost_micros) OVER (PARTITION BY charged.account_id)
+            - sum(charged.cost_micros) OVER (PARTITION BY charged.account_id ORDER BY charged.position),
+          charged.request_id, charged.created_at
+        FROM charged JOIN balances USING (account_id)
+      )`;
+
+// What a batch says it left: every key month's spend, and (with credits charged) every balance.
+const totalsOfKeys = sql`SELECT 'k' AS kind, key_id::text AS id, month, spent_micros AS micros, 0 AS version FROM spent`;
+const totalsWithCredits = sql`${totalsOfKeys}
+      UNION ALL SELECT 'a', account_id::text, NULL, balance_micros, version FROM balances`;
+
+interface TotalsRow {
+  kind: "k" | "a";
+  id: string;
+  month: string | null;
+  micros: string | number;
+  version: string | number;
+}
 
 class Refused extends Error {
   readonly reason: ReserveRefusal;

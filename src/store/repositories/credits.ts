@@ -12,10 +12,14 @@ export interface Balance {
 }
 
 /**
- * Where the money is held elsewhere (the embedded money book): decides whether a change of
- * `amountMicros` may be made and makes it there, in the transaction's tick; false refuses it.
+ * Where the money is held elsewhere (the embedded money book, or Redis shared by instances):
+ * decides whether a change of `amountMicros` may be made and takes it there while the balance's
+ * row is locked; false refuses it. `after` is the balance the change leaves, with its version.
  */
-export type TakeChange = (amountMicros: number) => boolean;
+export type TakeChange = (
+  amountMicros: number,
+  after: { balanceMicros: number; version: number },
+) => boolean | Promise<boolean>;
 
 /** Prepaid balances and their ledger; every change writes both in one transaction. */
 export class CreditsRepository {
@@ -75,17 +79,27 @@ export class CreditsRepository {
       await tx.insert(creditBalances).values({ accountId, balanceMicros: 0 }).onConflictDoNothing();
       // FOR UPDATE serialises concurrent changes of one balance.
       const locked = await tx
-        .select({ balanceMicros: creditBalances.balanceMicros, heldMicros: creditBalances.heldMicros })
+        .select({
+          balanceMicros: creditBalances.balanceMicros,
+          heldMicros: creditBalances.heldMicros,
+          version: creditBalances.version,
+        })
         .from(creditBalances)
         .where(eq(creditBalances.accountId, accountId))
         .for("update");
-      const current = locked[0] ?? { balanceMicros: 0, heldMicros: 0 };
+      const current = locked[0] ?? { balanceMicros: 0, heldMicros: 0, version: 0 };
       const amount = delta(current.balanceMicros);
       const next = current.balanceMicros + amount;
-      if (take ? !take(amount) : next < Math.max(0, current.heldMicros)) return undefined;
+      const version = current.version + 1;
+      if (
+        take
+          ? !(await take(amount, { balanceMicros: next, version }))
+          : next < Math.max(0, current.heldMicros)
+      )
+        return undefined;
       await tx
         .update(creditBalances)
-        .set({ balanceMicros: next, updatedAt: sql`now()` })
+        .set({ balanceMicros: next, version, updatedAt: sql`now()` })
         .where(eq(creditBalances.accountId, accountId));
       await tx
         .insert(creditLedger)

@@ -1,0 +1,282 @@
+/**
+ * The Lua scripts that keep the distributed mode's money in Redis. Every key lives under the
+ * money prefix and the current epoch (`<prefix><epoch>:...`), so a rebuilt copy never mixes with
+ * a lost or stale one:
+ *
+ * - `<prefix>epoch`: the epoch in force, `<id>` once ready, `<id>:pending` while instances put back
+ *   the holds they have in flight; missing after a flush (nothing is admitted then);
+ * - `k:<key>:<month>` hash: `spent` (what PostgreSQL recorded, brought up to its newest total),
+ *   `reserved` (the holds of it) and `loaded` (the copy is whole and may decide);
+ * - `a:<account>` hash: `balance` and its `version` (PostgreSQL's), `held`, `loaded`;
+ * - `h` hash: request id -> hold (`<key>:<month>` or empty, account, prepaid 1|0, amount, kind, ...);
+ * - `x` sorted set: request id by expiry (epoch ms), for the sweep.
+ *
+ * Invariant of a loaded hash: `reserved` (`held`) is the sum of the holds of it in `h`. The keys are
+ * built in the scripts from the prefix, so the money needs one Redis (not a Redis Cluster).
+ */
+
+const HELPERS = `
+local function fields(s)
+  local out = {}
+  local start = 1
+  while true do
+    local i = string.find(s, "\\t", start, true)
+    if not i then out[#out + 1] = string.sub(s, start) return out end
+    out[#out + 1] = string.sub(s, start, i - 1)
+    start = i + 1
+  end
+end
+
+-- Lua numbers are doubles: written back as integers, never as "1e+15".
+local function int(x) return string.format("%d", x) end
+
+local function live(M)
+  local e = redis.call("GET", M .. "epoch")
+  if not e then return nil end
+  local p = string.find(e, ":", 1, true)
+  if p then e = string.sub(e, 1, p - 1) end
+  return M .. e .. ":"
+end
+
+-- Moves a hold's amount into (sign 1) or out of (sign -1) the loaded hashes it takes from.
+local function shift(N, f, sign)
+  local amount = int(sign * tonumber(f[4]))
+  if f[1] ~= "" then
+    local k = N .. "k:" .. f[1]
+    if redis.call("HEXISTS", k, "loaded") == 1 then redis.call("HINCRBY", k, "reserved", amount) end
+  end
+  if f[3] == "1" then
+    local a = N .. "a:" .. f[2]
+    if redis.call("HEXISTS", a, "loaded") == 1 then redis.call("HINCRBY", a, "held", amount) end
+  end
+end
+
+local function addhold(N, id, hold, expires, ttl)
+  if redis.call("HSETNX", N .. "h", id, hold) == 0 then return 0 end
+  redis.call("ZADD", N .. "x", expires, id)
+  redis.call("EXPIRE", N .. "h", ttl)
+  redis.call("EXPIRE", N .. "x", ttl)
+  shift(N, fields(hold), 1)
+  return 1
+end
+
+local function unhold(N, id)
+  local hold = redis.call("HGET", N .. "h", id)
+  if not hold then return 0 end
+  redis.call("HDEL", N .. "h", id)
+  redis.call("ZREM", N .. "x", id)
+  shift(N, fields(hold), -1)
+  return 1
+end
+`;
+
+/**
+ * Holds an amount for a request, or says why not.
+ * ARGV: prefix, epoch, request id, hold, key month ("" for none), account ("" unless prepaid),
+ * amount, monthly limit (-1 for none), least free credit needed, expiry (ms), ttl (s), dry (1|0).
+ * Replies `{"ok"}`, `{"refused", code}`, `{"load", "k"|"a"}` or `{"epoch", current}`.
+ */
+export const HOLD_SCRIPT = `${HELPERS}
+local M, E = ARGV[1], ARGV[2]
+local current = redis.call("GET", M .. "epoch")
+if current ~= E then return {"epoch", current or ""} end
+local N = M .. E .. ":"
+local amount = tonumber(ARGV[7])
+local k, a
+if ARGV[5] ~= "" then
+  k = N .. "k:" .. ARGV[5]
+  local spend = redis.call("HMGET", k, "spent", "reserved", "loaded")
+  if not spend[3] then return {"load", "k"} end
+  local limit = tonumber(ARGV[8])
+  if limit >= 0 and tonumber(spend[1] or "0") + tonumber(spend[2] or "0") + amount > limit then
+    return {"refused", "spending_limit_reached"}
+  end
+end
+if ARGV[6] ~= "" then
+  a = N .. "a:" .. ARGV[6]
+  local credit = redis.call("HMGET", a, "balance", "held", "loaded")
+  if not credit[3] then return {"load", "a"} end
+  if tonumber(credit[1] or "0") - tonumber(credit[2] or "0") < tonumber(ARGV[9]) then
+    return {"refused", "insufficient_credits"}
+  end
+end
+if ARGV[12] == "1" then return {"ok"} end
+local ttl = tonumber(ARGV[11])
+if k then redis.call("EXPIRE", k, ttl) end
+if a then redis.call("EXPIRE", a, ttl) end
+addhold(N, ARGV[3], ARGV[4], ARGV[10], ttl)
+return {"ok"}
+`;
+
+/**
+ * Ends holds and brings spends and balances up to what PostgreSQL recorded, in the epoch in force
+ * (a close that raced a rebuild still lands where the next decision is taken).
+ * ARGV: prefix, ttl (s), n, n request ids, m, m x (key month, spent), c, c x (account, balance, version).
+ */
+export const CLOSE_SCRIPT = `${HELPERS}
+local M = ARGV[1]
+local N = live(M)
+if not N then return 0 end
+local ttl = tonumber(ARGV[2])
+local i = 3
+local n = tonumber(ARGV[i]) i = i + 1
+for _ = 1, n do unhold(N, ARGV[i]) i = i + 1 end
+n = tonumber(ARGV[i]) i = i + 1
+for _ = 1, n do
+  local k = N .. "k:" .. ARGV[i]
+  local spent = tonumber(ARGV[i + 1])
+  i = i + 2
+  if spent > tonumber(redis.call("HGET", k, "spent") or "-1") then redis.call("HSET", k, "spent", ARGV[i - 1]) end
+  redis.call("EXPIRE", k, ttl)
+end
+n = tonumber(ARGV[i]) i = i + 1
+for _ = 1, n do
+  local a = N .. "a:" .. ARGV[i]
+  local version = tonumber(ARGV[i + 2])
+  if version > tonumber(redis.call("HGET", a, "version") or "-1") then
+    redis.call("HSET", a, "balance", ARGV[i + 1], "version", ARGV[i + 2])
+  end
+  redis.call("EXPIRE", a, ttl)
+  i = i + 3
+end
+return 1
+`;
+
+/**
+ * Makes a key month's or an account's copy whole from what PostgreSQL holds: its durable
+ * reservations become holds, its spend (balance) the newer of PostgreSQL's and what closes brought,
+ * and its reserved (held) the sum of its holds.
+ * ARGV: prefix, epoch, "k"|"a", key month | account, micros, version, ttl, n, n x (id, hold, expiry).
+ */
+export const LOAD_SCRIPT = `${HELPERS}
+local M, E = ARGV[1], ARGV[2]
+local current = redis.call("GET", M .. "epoch")
+if current ~= E then return {"epoch", current or ""} end
+local N = M .. E .. ":"
+local kind, id, micros, version = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+local ttl = tonumber(ARGV[7])
+local n = tonumber(ARGV[8])
+for j = 0, n - 1 do addhold(N, ARGV[9 + 3 * j], ARGV[10 + 3 * j], ARGV[11 + 3 * j], ttl) end
+local key = N .. kind .. ":" .. id
+if redis.call("HEXISTS", key, "loaded") == 1 then return {"ok"} end
+local sum = 0
+local holds = redis.call("HGETALL", N .. "h")
+for j = 2, #holds, 2 do
+  local f = fields(holds[j])
+  if (kind == "k" and f[1] == id) or (kind == "a" and f[2] == id and f[3] == "1") then
+    sum = sum + tonumber(f[4])
+  end
+end
+if kind == "k" then
+  if micros > tonumber(redis.call("HGET", key, "spent") or "-1") then redis.call("HSET", key, "spent", ARGV[5]) end
+  redis.call("HSET", key, "reserved", int(sum), "loaded", 1)
+else
+  if version > tonumber(redis.call("HGET", key, "version") or "-1") then
+    redis.call("HSET", key, "balance", ARGV[5], "version", ARGV[6])
+  end
+  redis.call("HSET", key, "held", int(sum), "loaded", 1)
+end
+redis.call("EXPIRE", key, ttl)
+return {"ok"}
+`;
+
+/**
+ * Puts back an instance's holds in flight into an epoch being rebuilt (or in force); a hold there
+ * already changes nothing. ARGV: prefix, epoch as stored, ttl, n x (id, hold, expiry).
+ * Replies `{"ok"}` or `{"epoch", current}`.
+ */
+export const REGISTER_SCRIPT = `${HELPERS}
+local M = ARGV[1]
+local current = redis.call("GET", M .. "epoch")
+if current ~= ARGV[2] then return {"epoch", current or ""} end
+local N = live(M)
+local ttl = tonumber(ARGV[3])
+for j = 4, #ARGV, 3 do addhold(N, ARGV[j], ARGV[j + 1], ARGV[j + 2], ttl) end
+return {"ok"}
+`;
+
+/**
+ * Hands out holds past their expiry for the sweep, each leased for `lease` ms (a sweeper that dies
+ * leaves it to the next). ARGV: prefix, now (ms), lease (ms), limit. Replies id, hold, id, hold...
+ */
+export const SWEEP_SCRIPT = `${HELPERS}
+local M = ARGV[1]
+local e = redis.call("GET", M .. "epoch")
+if not e or string.find(e, ":", 1, true) then return {} end
+local N = M .. e .. ":"
+local ids = redis.call("ZRANGEBYSCORE", N .. "x", "-inf", ARGV[2], "LIMIT", 0, tonumber(ARGV[4]))
+local out = {}
+for _, id in ipairs(ids) do
+  local hold = redis.call("HGET", N .. "h", id)
+  if hold then
+    redis.call("ZADD", N .. "x", tonumber(ARGV[2]) + tonumber(ARGV[3]), id)
+    out[#out + 1] = id
+    out[#out + 1] = hold
+  else
+    redis.call("ZREM", N .. "x", id)
+  end
+end
+return out
+`;
+
+/**
+ * Reads a copy: `{"ok", spent|balance, reserved|held}`, `{"load"}` or `{"epoch", current}`.
+ * ARGV: prefix, epoch, "k"|"a", key month | account.
+ */
+export const READ_SCRIPT = `
+local M, E = ARGV[1], ARGV[2]
+local current = redis.call("GET", M .. "epoch")
+if current ~= E then return {"epoch", current or ""} end
+local key = M .. E .. ":" .. ARGV[3] .. ":" .. ARGV[4]
+local values
+if ARGV[3] == "k" then values = redis.call("HMGET", key, "spent", "reserved", "loaded")
+else values = redis.call("HMGET", key, "balance", "held", "loaded") end
+if not values[3] then return {"load"} end
+return {"ok", values[1] or "0", values[2] or "0"}
+`;
+
+/**
+ * An operator's change of a balance, taken while PostgreSQL holds the balance's row: refused when
+ * the new balance would be below what is held; a decrease is held (as a hold of kind `c`) until
+ * the change is committed and closed with its new balance.
+ * ARGV: prefix, epoch, account, new balance, change id, hold, expiry (ms), ttl (s), decrease (micros).
+ * Replies `{"ok"}`, `{"refused"}`, `{"load", "a"}` or `{"epoch", current}`.
+ */
+export const CHANGE_SCRIPT = `${HELPERS}
+local M, E = ARGV[1], ARGV[2]
+local current = redis.call("GET", M .. "epoch")
+if current ~= E then return {"epoch", current or ""} end
+local N = M .. E .. ":"
+local a = N .. "a:" .. ARGV[3]
+local credit = redis.call("HMGET", a, "held", "loaded")
+if not credit[2] then return {"load", "a"} end
+local after = tonumber(ARGV[4])
+if after < 0 or after < tonumber(credit[1] or "0") then return {"refused"} end
+if tonumber(ARGV[9]) > 0 then addhold(N, ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])) end
+return {"ok"}
+`;
+
+/** Reads the epoch in force and keeps it alive: instances poll it. ARGV: prefix, ttl (s). */
+export const EPOCH_SCRIPT = `
+local key = ARGV[1] .. "epoch"
+local e = redis.call("GET", key)
+if e then redis.call("EXPIRE", key, tonumber(ARGV[2])) end
+return e or ""
+`;
+
+/** Makes a pending epoch the one in force. ARGV: prefix, pending epoch as stored, id, ttl (s). */
+export const READY_SCRIPT = `
+local key = ARGV[1] .. "epoch"
+if redis.call("GET", key) ~= ARGV[2] then return 0 end
+redis.call("SET", key, ARGV[3], "EX", tonumber(ARGV[4]))
+redis.call("DEL", ARGV[1] .. "rebuild")
+return 1
+`;
+
+/** Drops the epoch when it is still `ARGV[2]` (Redis restarted from a snapshot). ARGV: prefix, epoch. */
+export const DROP_SCRIPT = `
+local key = ARGV[1] .. "epoch"
+if redis.call("GET", key) ~= ARGV[2] then return 0 end
+redis.call("DEL", key)
+return 1
+`;

@@ -1,0 +1,54 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { Store } from "../../store/database.ts";
+import { BillingRepository } from "../../store/repositories/billing.ts";
+import type { SharedMoney } from "./shared-money.ts";
+
+// A money command unanswered after this long counts Redis as away: money is decided in PostgreSQL.
+const COMMAND_TIMEOUT_MS = 500;
+const CONNECT_TIMEOUT_MS = 2_000;
+const MAX_RECONNECT_DELAY_MS = 2_000;
+const WARN_EVERY_MS = 10_000;
+
+/**
+ * Connects the distributed mode's money to Redis (its own connection, so that money commands keep
+ * their order) and starts following its epoch. While Redis is away, money is decided in PostgreSQL.
+ */
+export async function openSharedMoney(
+  at: { url: string; prefix: string },
+  store: Store,
+  log?: FastifyBaseLogger,
+): Promise<SharedMoney> {
+  // Imported here: an installation without Redis never loads ioredis.
+  const [{ Redis }, { SharedMoney }] = await Promise.all([import("ioredis"), import("./shared-money.ts")]);
+  const redis = new Redis(at.url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    protocol: 2,
+    retryStrategy: (times) =>
+      Math.min(50 * 2 ** (times - 1), MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100),
+  });
+  let lastWarning = Number.NEGATIVE_INFINITY;
+  redis.on("error", (error: Error) => {
+    if (Date.now() - lastWarning < WARN_EVERY_MS) return;
+    lastWarning = Date.now();
+    log?.warn({ reason: error.message }, "Redis unreachable: money is decided in PostgreSQL meanwhile");
+  });
+  const money = new SharedMoney({
+    redis,
+    prefix: at.prefix,
+    repo: new BillingRepository(store.db),
+    ...(log ? { log } : {}),
+  });
+  // Start-up waits a moment for the connection; the first requests would be decided in PostgreSQL.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, CONNECT_TIMEOUT_MS);
+    redis.once("ready", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  money.start();
+  return money;
+}
