@@ -48,6 +48,8 @@ function benchConfig(engineUrl: string, prepaid: boolean): unknown {
       fast: { multiplier: 4, ...UNLIMITED_TIER },
       ludicrous: { multiplier: 8, ...UNLIMITED_TIER },
     },
+    // Each Zona of a run keeps its own keys in a shared Redis (counters and money).
+    server: { redis_prefix: `zona-bench-${randomBytes(4).toString("hex")}` },
     // The endpoint limiter still counts every request, against a limit the benchmark never reaches.
     rate_limits: { endpoint_limits: { chat_completions: UNLIMITED_TIER.requests_per_minute } },
     models: [

@@ -1,18 +1,12 @@
 import type { FastifyBaseLogger } from "fastify";
 import { insufficientCredits, spendingLimitReached } from "../http/errors.ts";
 import type { BillingMetrics } from "../metrics/billing-metrics.ts";
-import type {
-  BillingRepository,
-  RecordedTotals,
-  ReservationRow,
-  ReserveRefusal,
-  SettleFacts,
-} from "../store/repositories/billing.ts";
+import type { BillingRepository, ReserveRefusal, SettleFacts } from "../store/repositories/billing.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";
 import { BookKeeper } from "./book-keeper.ts";
 import { BookPayments } from "./book-payments.ts";
 import type { Charge } from "./charge.ts";
-import type { HoldTarget, MoneyBook } from "./money-book.ts";
+import type { MoneyBook } from "./money-book.ts";
 import { monthOf } from "./month.ts";
 import type { PaymentTools } from "./payment-tools.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
 import type { MoneyBook } from "../billing/money-book.ts";
+import { RedisAway } from "../billing/shared/away-from-redis.ts";
 import type { SharedMoney } from "../billing/shared/shared-money.ts";
 import { invalidRequest } from "../http/errors.ts";
 import type { Balance, CreditsRepository, TakeChange } from "../store/repositories/credits.ts";
@@ -24,8 +25,14 @@ export class CreditsService {
     if (book) return book.balance(accountId);
     const shared = this.money.sharedMoney();
     if (!shared) return this.repo.balance(accountId);
-    const [balanceMicros, heldMicros] = await shared.read({ accountId });
-    return { balanceMicros, heldMicros };
+    try {
+      const [balanceMicros, heldMicros] = await shared.read({ accountId });
+      return { balanceMicros, heldMicros };
+    } catch (error) {
+      // While Redis is away, PostgreSQL decides: what it holds is what is left.
+      if (error instanceof RedisAway) return this.repo.balance(accountId);
+      throw error;
+    }
   }
 
   async set(accountId: string, balance: number, note: string | null): Promise<Balance> {
@@ -64,7 +71,15 @@ export class CreditsService {
     write: (take: TakeChange | undefined) => Promise<Balance | undefined>,
   ): Promise<Balance | undefined> {
     const shared = this.money.sharedMoney();
-    if (shared) return this.changeShared(shared, accountId, write);
+    if (shared) {
+      try {
+        return await this.changeShared(shared, accountId, write);
+      } catch (error) {
+        // Redis away: the change is decided in PostgreSQL, as everything else meanwhile.
+        if (error instanceof RedisAway) return write(undefined);
+        throw error;
+      }
+    }
     const book = await this.money.moneyBook();
     if (!book) return write(undefined);
     await this.money.usageWritten();
@@ -106,14 +121,13 @@ export class CreditsService {
       if (next === undefined || after === undefined) return undefined;
       await shared.closeNow(changeId, { keyMonths: [], credits: [{ accountId, ...after }] });
     } catch (error) {
-      if (taken) {
+      if (taken && !(error instanceof RedisAway)) {
         const truth = await shared.totalsOf({ keyId: null, month: "", accountId, prepaid: true });
         await shared.closeNow(changeId, truth);
       }
       throw error;
     }
-    const [balanceMicros, heldMicros] = await shared.read({ accountId });
-    return { balanceMicros, heldMicros };
+    return this.balance(accountId);
   }
 }
 

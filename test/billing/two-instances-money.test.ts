@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { monthOf } from "../../src/billing/month.ts";
+import { openSharedMoney } from "../../src/billing/shared/open-shared-money.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { createTestDatabase } from "../helpers/test-store.ts";
@@ -92,6 +94,49 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
       await expect
         .poll(async () => (await b.admin("GET", `/usage/summary?key_id=${keyId}`)).body.key_spend)
         .toMatchObject({ spent: held + 1, reserved: 0 });
+    });
+
+    it("a hold whose instance died is given back by another instance's sweep, with an `expired` record; the spend stays exact", async () => {
+      const [a, b] = apps as [TestApp, TestApp];
+      const { key, keyId, accountId } = await a.newKey({ key: { monthly_limit: 3.5 } });
+      if (prepaid) await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 1000 });
+      // A third instance holds 2 of the limit for a request, then dies without a word.
+      const dyingStore = await openStore({ databaseUrl: database.url });
+      const dying = await openSharedMoney(
+        { url: TEST_REDIS_URL ?? "", prefix: `${prefix}money:` },
+        dyingStore,
+      );
+      const refusal = await dying.hold(
+        {
+          requestId: "req_of_a_dead_instance",
+          keyId,
+          accountId,
+          month: monthOf(new Date()),
+          prepaid,
+          amountMicros: 2_000_000,
+          kind: "r",
+          endpoint: "test.billed",
+          model: null,
+          expiresAt: Date.now() + 500,
+        },
+        3_500_000,
+      );
+      expect(refusal).toBeUndefined();
+      await dying.stop();
+      await dyingStore.close();
+      // 1.5 is left beside the dead hold.
+      expect((await spread(apps, key, 4)).filter((s) => s === 200)).toHaveLength(1);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(await b.app.services.billing.sweep()).toBe(1);
+      expect((await spread(apps, key, 4)).filter((s) => s === 200)).toHaveLength(2);
+      const records = (await b.admin("GET", `/usage?key_id=${keyId}`)).body.data as Array<{
+        outcome: string;
+      }>;
+      expect(records.map((record) => record.outcome).sort()).toEqual(["expired", "ok", "ok", "ok"]);
+      expect((await b.admin("GET", `/usage/summary?key_id=${keyId}`)).body.key_spend).toMatchObject({
+        spent: 3,
+        reserved: 0,
+      });
     });
 
     // Only a prepaid installation has credits to run out of.

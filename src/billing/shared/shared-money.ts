@@ -1,68 +1,18 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
-import type { Redis, Result } from "ioredis";
+import type { Redis } from "ioredis";
 import { ApiError, serviceUnavailable } from "../../http/errors.ts";
 import type { BillingRepository, RecordedTotals, ReserveRefusal } from "../../store/repositories/billing.ts";
+import { AwayFromRedis, RedisAway } from "./away-from-redis.ts";
 import { EpochFollower, MONEY_TTL_SECONDS } from "./epoch-follower.ts";
-import {
-  CHANGE_SCRIPT,
-  CLOSE_SCRIPT,
-  DROP_SCRIPT,
-  EPOCH_SCRIPT,
-  HOLD_SCRIPT,
-  LOAD_SCRIPT,
-  READ_SCRIPT,
-  READY_SCRIPT,
-  REGISTER_SCRIPT,
-  SWEEP_SCRIPT,
-} from "./money-scripts.ts";
+import { defineMoneyCommands } from "./money-commands.ts";
 import { holdText, keyMonthOf, parseHold, type SharedHold } from "./shared-hold.ts";
-
-declare module "ioredis" {
-  interface RedisCommander<Context> {
-    zonaMoneyHold(n: 0, ...args: string[]): Result<string[], Context>;
-    zonaMoneyClose(n: 0, ...args: string[]): Result<number, Context>;
-    zonaMoneyLoad(n: 0, ...args: string[]): Result<string[], Context>;
-    zonaMoneyRegister(n: 0, ...args: string[]): Result<string[], Context>;
-    zonaMoneySweep(n: 0, ...args: string[]): Result<string[], Context>;
-    zonaMoneyRead(n: 0, ...args: string[]): Result<string[], Context>;
-    zonaMoneyChange(n: 0, ...args: string[]): Result<string[], Context>;
-    zonaMoneyEpoch(n: 0, ...args: string[]): Result<string, Context>;
-    zonaMoneyReady(n: 0, ...args: string[]): Result<number, Context>;
-    zonaMoneyDrop(n: 0, ...args: string[]): Result<number, Context>;
-  }
-}
-
-/** Thrown while Redis cannot be reached: the caller decides in PostgreSQL instead. */
-export class RedisAway extends Error {
-  constructor() {
-    super("Redis is unreachable: money is decided in PostgreSQL");
-  }
-}
-
-// An instance that finds Redis away decides in PostgreSQL only this long after: every instance has
-// then noticed (each polls Redis every 200 ms) and written its holds in flight to PostgreSQL.
-const CARRY_GRACE_MS = 500;
 
 /** Each decision makes at most this many round trips (loads, a new epoch) before it is a 503. */
 const MAX_STEPS = 8;
 // A swept hold is leased to its sweeper this long; one that died leaves it to the next.
 const SWEEP_LEASE_MS = 60_000;
 const SWEEP_BATCH = 200;
-
-/** Registers the money scripts on a connection. */
-export function defineMoneyCommands(redis: Redis): void {
-  redis.defineCommand("zonaMoneyHold", { lua: HOLD_SCRIPT });
-  redis.defineCommand("zonaMoneyClose", { lua: CLOSE_SCRIPT });
-  redis.defineCommand("zonaMoneyLoad", { lua: LOAD_SCRIPT });
-  redis.defineCommand("zonaMoneyRegister", { lua: REGISTER_SCRIPT });
-  redis.defineCommand("zonaMoneySweep", { lua: SWEEP_SCRIPT });
-  redis.defineCommand("zonaMoneyRead", { lua: READ_SCRIPT });
-  redis.defineCommand("zonaMoneyChange", { lua: CHANGE_SCRIPT });
-  redis.defineCommand("zonaMoneyEpoch", { lua: EPOCH_SCRIPT });
-  redis.defineCommand("zonaMoneyReady", { lua: READY_SCRIPT });
-  redis.defineCommand("zonaMoneyDrop", { lua: DROP_SCRIPT });
-}
 
 /**
  * The distributed mode's authority for what is left: each key's month spend, each account's
@@ -85,10 +35,7 @@ export class SharedMoney {
   private closing: { ids: string[]; keyMonths: Map<string, number>; credits: Map<string, [number, number]> } =
     emptyClosing();
   private closeScheduled = false;
-  /** Since when Redis is away, and the write of this instance's holds to PostgreSQL then. */
-  private away: { since: number; carried: Promise<void> } | undefined;
-  /** Holds written to PostgreSQL while Redis was away: they close there, as reservations. */
-  private readonly carried = new Set<string>();
+  private readonly away: AwayFromRedis;
 
   constructor(deps: { redis: Redis; prefix: string; repo: BillingRepository; log?: FastifyBaseLogger }) {
     this.redis = deps.redis;
@@ -96,12 +43,23 @@ export class SharedMoney {
     this.repo = deps.repo;
     this.log = deps.log;
     defineMoneyCommands(this.redis);
+    this.away = new AwayFromRedis({
+      repo: this.repo,
+      open: this.open,
+      ...(deps.log ? { log: deps.log } : {}),
+    });
     this.epochs = new EpochFollower({
       redis: this.redis,
       prefix: this.prefix,
       holds: () => [...this.open.values()],
       newEpoch: () => randomBytes(6).toString("hex"),
-      reachable: (ok) => (ok ? this.back() : void this.goAway()),
+      reachable: (ok) => {
+        if (ok && this.away.end()) void this.epochs.distrust().catch(() => {});
+        if (!ok) {
+          this.epochs.changed();
+          void this.away.begin();
+        }
+      },
       ...(deps.log ? { log: deps.log } : {}),
     });
   }
@@ -132,9 +90,17 @@ export class SharedMoney {
     monthlyLimitMicros: number | null,
     dry = false,
   ): Promise<ReserveRefusal | undefined> {
-    if (this.away || this.redis.status !== "ready") return this.decideElsewhere();
+    return this.onRedis(() => this.decide(hold, monthlyLimitMicros, dry));
+  }
+
+  /**
+   * Runs a step on Redis; while Redis is away (or when the step cannot reach it), throws `RedisAway`
+   * once PostgreSQL may decide instead.
+   */
+  private async onRedis<T>(step: () => Promise<T>): Promise<T> {
+    if (this.away.active || this.redis.status !== "ready") return this.decideElsewhere();
     try {
-      return await this.decide(hold, monthlyLimitMicros, dry);
+      return await step();
     } catch (error) {
       if (error instanceof ApiError) throw error;
       return this.decideElsewhere();
@@ -143,62 +109,13 @@ export class SharedMoney {
 
   /** Whether a hold was written to PostgreSQL while Redis was away (it then closes there); once. */
   wasCarried(requestId: string): boolean {
-    return this.carried.delete(requestId);
+    return this.away.wasCarried(requestId);
   }
 
   private async decideElsewhere(): Promise<never> {
-    await this.goAway();
+    this.epochs.changed();
+    await this.away.begin();
     throw new RedisAway();
-  }
-
-  /**
-   * Redis is away: this instance's holds in flight are written to PostgreSQL (as reservations, so
-   * that every instance deciding there sees them); resolves once decisions may be taken there.
-   */
-  private goAway(): Promise<void> {
-    if (!this.away) {
-      this.epochs.changed();
-      this.log?.warn({}, "Redis is unreachable: money is decided in PostgreSQL until it is back");
-      this.away = { since: Date.now(), carried: this.carry() };
-    }
-    const { since, carried } = this.away;
-    return carried.then(() => sleep(since + CARRY_GRACE_MS - Date.now()));
-  }
-
-  private async carry(): Promise<void> {
-    for (const hold of [...this.open.values()]) {
-      // A durable hold's row is being written by its caller; a change of credits closes by itself.
-      if (hold.kind !== "r") continue;
-      try {
-        await this.repo.reserve(
-          {
-            requestId: hold.requestId,
-            keyId: hold.keyId,
-            accountId: hold.accountId,
-            month: hold.month,
-            amountMicros: hold.amountMicros,
-            prepaid: hold.prepaid,
-            endpoint: hold.endpoint,
-            model: hold.model,
-            expiresAt: new Date(hold.expiresAt),
-          },
-          null,
-          { unchecked: true },
-        );
-        this.open.delete(hold.requestId);
-        this.carried.add(hold.requestId);
-      } catch (error) {
-        this.log?.error({ err: error }, "could not write a hold in flight to PostgreSQL while Redis is away");
-      }
-    }
-  }
-
-  /** Redis answers again: what it kept is not trusted (decisions were taken without it); rebuilt. */
-  private back(): void {
-    if (!this.away) return;
-    this.away = undefined;
-    this.log?.info({}, "Redis is back: money is decided there again, rebuilt from PostgreSQL");
-    void this.epochs.distrust().catch(() => {});
   }
 
   private async decide(
@@ -272,7 +189,13 @@ export class SharedMoney {
   }
 
   /** A key month's spent and reserved, or an account's balance and held, as Redis decides on them. */
-  async read(of: { keyId: string; month: string } | { accountId: string }): Promise<[number, number]> {
+  read(of: { keyId: string; month: string } | { accountId: string }): Promise<[number, number]> {
+    return this.onRedis(() => this.readOnRedis(of));
+  }
+
+  private async readOnRedis(
+    of: { keyId: string; month: string } | { accountId: string },
+  ): Promise<[number, number]> {
     const kind = "keyId" in of ? "k" : "a";
     const id = "keyId" in of ? keyMonthOf(of) : of.accountId;
     for (let step = 0; step < MAX_STEPS; step++) {
@@ -289,7 +212,11 @@ export class SharedMoney {
    * An operator's change of credits, while PostgreSQL holds the balance's row: false when the new
    * balance would be below what is held. A decrease is held until `close(changeId, totals)`.
    */
-  async change(
+  change(accountId: string, amountMicros: number, balanceAfter: number, changeId: string): Promise<boolean> {
+    return this.onRedis(() => this.changeOnRedis(accountId, amountMicros, balanceAfter, changeId));
+  }
+
+  private async changeOnRedis(
     accountId: string,
     amountMicros: number,
     balanceAfter: number,
@@ -339,6 +266,8 @@ export class SharedMoney {
    * the totals), then closes it with them; how many.
    */
   async sweep(nowMs: number, settle: (hold: SharedHold) => Promise<RecordedTotals>): Promise<number> {
+    // While Redis is away its copy is rebuilt at its return: nothing in it to sweep.
+    if (this.away.active || this.redis.status !== "ready") return 0;
     const reply = await this.redis.zonaMoneySweep(
       0,
       this.prefix,
@@ -425,6 +354,8 @@ export class SharedMoney {
     const { ids, keyMonths, credits } = this.closing;
     if (ids.length === 0 && keyMonths.size === 0 && credits.size === 0) return Promise.resolve();
     this.closing = emptyClosing();
+    // While Redis is away its copy is dropped at its return: closes would only fail.
+    if (this.away.active) return Promise.resolve();
     const args = [this.prefix, String(MONEY_TTL_SECONDS), String(ids.length), ...ids, String(keyMonths.size)];
     for (const [id, spent] of keyMonths) args.push(id, String(spent));
     args.push(String(credits.size));
@@ -440,11 +371,6 @@ export class SharedMoney {
       },
     );
   }
-
-  /** Redis restarted (maybe from an old snapshot): its money is rebuilt instead of trusted. */
-  async restarted(): Promise<void> {
-    await this.epochs.distrust();
-  }
 }
 
 function emptyClosing() {
@@ -453,8 +379,4 @@ function emptyClosing() {
     keyMonths: new Map<string, number>(),
     credits: new Map<string, [number, number]>(),
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
 }

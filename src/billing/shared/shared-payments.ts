@@ -3,8 +3,9 @@ import type { Charge } from "../charge.ts";
 import type { PaymentTools } from "../payment-tools.ts";
 import { Reservation } from "../reservation.ts";
 import { EXPIRED_FACTS, usageRow } from "../usage-row.ts";
+import { RedisAway } from "./away-from-redis.ts";
 import type { SharedHold } from "./shared-hold.ts";
-import { RedisAway, type SharedMoney } from "./shared-money.ts";
+import type { SharedMoney } from "./shared-money.ts";
 
 /**
  * How requests pay where Redis decides (several instances on PostgreSQL and Redis): a hold in

@@ -281,6 +281,7 @@ export class BillingRepository {
       spent AS (
         INSERT INTO ${keyMonthSpend} (key_id, month, spent_micros)
         SELECT key_id, month, sum(cost_micros) FROM recorded WHERE key_id IS NOT NULL GROUP BY key_id, month
+        ORDER BY key_id, month
         ON CONFLICT (key_id, month) DO UPDATE SET spent_micros = ${keyMonthSpend}.spent_micros + excluded.spent_micros
         RETURNING key_id, month, spent_micros
       )
