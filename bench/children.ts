@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -62,6 +62,15 @@ export function startNode(
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
+  // BENCH_CHILD_LOG: a folder that keeps every child's whole output, for a run that went wrong.
+  const logDir = process.env.BENCH_CHILD_LOG;
+  if (logDir) {
+    mkdirSync(logDir, { recursive: true });
+    const file = join(logDir, `${name}-${child.pid}.log`);
+    const append = (chunk: Buffer) => appendFileSync(file, chunk);
+    child.stdout?.on("data", append);
+    child.stderr?.on("data", append);
+  }
   const exited = new Promise<number | null>((resolve) => {
     if (child.exitCode !== null) resolve(child.exitCode);
     else child.once("exit", (code) => resolve(code));

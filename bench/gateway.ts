@@ -101,6 +101,7 @@ async function main(): Promise<void> {
   const context: RunContext = {
     warmupS: settings.warmupS,
     durationS: settings.durationS,
+    rounds: settings.rounds,
     untilIdle: () => Promise.all(sharing.flatMap((pid) => (pid ? [waitUntilIdle(pid)] : []))),
     profileDir: settings.profileDir,
     log,

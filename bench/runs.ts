@@ -1,6 +1,7 @@
 // The measured runs of one level: every target in turn, in a fixed order (direct, stack floor, Zona
 // with the unlimited key, then the billed targets), each once the Zona processes and the floor have
-// worked off the previous run.
+// worked off the previous run; with several rounds (BENCH_ROUNDS), the whole order again each round,
+// and each target's median run kept (a machine whose speed drifts then tilts no target).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type KeyedZona, topUpKeys } from "./accounts.ts";
@@ -32,6 +33,8 @@ export interface RunTarget {
 export interface RunContext {
   warmupS: number;
   durationS: number;
+  /** Rounds of every target at each concurrency; each target's median run is kept. */
+  rounds: number;
   /** Waits until the Zona processes and the floor are idle (they share a core). */
   untilIdle(): Promise<unknown>;
   /** Where the profiles go (BENCH_PROFILE). */
@@ -45,8 +48,18 @@ export async function loadLevel(
   concurrency: number,
   context: RunContext,
 ): Promise<Partial<Record<LoadTarget, LoadResult>>> {
+  const rounds: Partial<Record<LoadTarget, LoadResult[]>> = {};
+  for (let round = 0; round < context.rounds; round++) {
+    for (const target of targets) {
+      const run = await loadRun(target, concurrency, context);
+      rounds[target.name] = [...(rounds[target.name] ?? []), run];
+    }
+  }
   const runs: Partial<Record<LoadTarget, LoadResult>> = {};
-  for (const target of targets) runs[target.name] = await loadRun(target, concurrency, context);
+  for (const [name, all] of Object.entries(rounds) as Array<[LoadTarget, LoadResult[]]>) {
+    const sorted = [...all].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+    runs[name] = sorted[Math.floor((sorted.length - 1) / 2)];
+  }
   return runs;
 }
 

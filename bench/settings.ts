@@ -1,6 +1,7 @@
 // The settings of the gateway benchmark (bench/gateway.ts), from the environment:
 //   BENCH_DURATION      seconds of each measured load run (default 10)
 //   BENCH_WARMUP        seconds of the warm-up before each one (default 2)
+//   BENCH_ROUNDS        rounds of every target at each concurrency, the median run of each kept (default 1)
 //   BENCH_CONCURRENCY   connections, comma-separated (default 1,16,64,256)
 //   BENCH_STREAMS       concurrent streams, comma-separated (default 1,16)
 //   BENCH_STREAM_ROUNDS rounds of streams per level (default 8 for one stream, 3 otherwise)
@@ -11,6 +12,7 @@
 //   BENCH_BILLED        0 to skip the billed runs: keys with a monthly limit on the same Zona, and
 //                       a second Zona on a prepaid installation (money at full speed)
 //   BENCH_PIN           0 to run without taskset pinning
+//   BENCH_CHILD_LOG     a folder that keeps each child process's whole output (Zona's log lines)
 //   BENCH_OUT           where the JSON goes (default bench/results/latest.json)
 //   BENCH_PROFILE       a folder: each Zona's CPU is profiled (over its inspector) during each
 //                       measured run through it, into <target>-c<concurrency>.cpuprofile there
@@ -30,6 +32,7 @@ export function readSettings(root: string) {
   return {
     durationS: positive("BENCH_DURATION", 10),
     warmupS: positive("BENCH_WARMUP", 2),
+    rounds: positive("BENCH_ROUNDS", 1),
     concurrency: list("BENCH_CONCURRENCY", [1, 16, 64, 256]),
     streams: list("BENCH_STREAMS", [1, 16]),
     streamRounds: process.env.BENCH_STREAM_ROUNDS ? positive("BENCH_STREAM_ROUNDS", 3) : undefined,

@@ -2,9 +2,6 @@ import type { BillingRepository, RecordedTotals, UsageRecordRow } from "../store
 import type { UsageJournal } from "../store/usage-journal.ts";
 
 const MAX_BATCH = 500;
-// Without a journal, this many statements may be in flight at once: while one waits for its commit,
-// the next batch is already on its way (PostgreSQL's round trip, not Zona, then sets the pace).
-const MAX_DIRECT_WRITES = 2;
 // A batch this large costs PGlite little more per record than a larger one: no reason to wait longer.
 const GATHER_ROWS = 200;
 // Journaled records are written to the database this long after the first of them at the latest:
@@ -50,8 +47,6 @@ export class UsageBatcher {
   /** Rows acknowledged (journaled) and not yet in the database, oldest first. */
   private unwritten: Array<{ row: UsageRecordRow; seq: number; madeAt: number }> = [];
   private writing = false;
-  /** Statements in flight without a journal. */
-  private directWrites = 0;
   /** The running write of journaled rows, while `writing` (with a journal). */
   private current: Promise<void> | undefined;
   /** A read that must see the database and the pending rows as one is running: nothing is written. */
@@ -100,7 +95,7 @@ export class UsageBatcher {
   record(row: UsageRecordRow): Promise<RecordedTotals | undefined> {
     return new Promise((resolve, reject) => {
       this.incoming.push({ row, madeAt: performance.now(), resolve, reject });
-      if (this.scheduled || (this.journal === undefined && this.directWrites >= MAX_DIRECT_WRITES)) return;
+      if (this.scheduled || (this.writing && this.journal === undefined)) return;
       this.scheduled = true;
       // setImmediate, not a microtask: records of answers finishing in this same round of I/O join.
       setImmediate(() => {
@@ -198,14 +193,14 @@ export class UsageBatcher {
     }, delayMs);
   }
 
-  /** Without a journal: up to two statements at a time, each acknowledging its own records once written. */
+  /** Without a journal: one statement at a time, each acknowledging its own records once written. */
   private async writeIncoming(): Promise<void> {
-    if (this.directWrites >= MAX_DIRECT_WRITES) return;
-    this.directWrites += 1;
+    if (this.writing) return;
+    this.writing = true;
     try {
       while (this.incoming.length > 0) await this.writeNow(this.incoming.splice(0, MAX_BATCH));
     } finally {
-      this.directWrites -= 1;
+      this.writing = false;
     }
   }
 

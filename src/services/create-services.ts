@@ -117,7 +117,7 @@ export function createServices(
     cache: keyCache,
   });
   const billing = new BillingService({
-    repo: new BillingRepository(store.db),
+    repo: new BillingRepository(store.db, store.named),
     prepaid: config.installation.prepaid,
     holdSeconds: config.billing.reservation_timeout_seconds,
     ...(store.usageJournal ? { journal: store.usageJournal } : {}),

@@ -1,3 +1,4 @@
+import type { SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type * as schema from "./schema.ts";
 import type { UsageJournal } from "./usage-journal.ts";
@@ -28,6 +29,12 @@ export interface Store {
    * data folder; a temporary one, removed at close, for a database in memory).
    */
   filesDir?: string;
+  /**
+   * PostgreSQL: runs a statement as a named prepared statement, which each connection parses and
+   * plans once instead of at every call (for a hot statement whose text never varies under its
+   * name, only its parameters); its rows.
+   */
+  named?(name: string, statement: SQL): Promise<unknown[]>;
   /** Tells other processes (the `zona` command) where the server holding this store listens. */
   announce(url: string): void;
   /**

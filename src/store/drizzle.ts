@@ -21,6 +21,7 @@ export const {
   index,
   integer,
   jsonb,
+  PgDialect,
   pgTable,
   primaryKey,
   real,

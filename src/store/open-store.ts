@@ -6,7 +6,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { lockDataDir } from "./data-dir-lock.ts";
 import type { Database, SqlSession, Store } from "./database.ts";
-import { drizzlePglite, drizzlePostgres } from "./drizzle.ts";
+import { drizzlePglite, drizzlePostgres, PgDialect } from "./drizzle.ts";
 import { hasPendingMigrations, migrate } from "./migrate.ts";
 import { migrateInOwnProcess } from "./pglite-thread/migrate-in-own-process.ts";
 import { pgliteSession } from "./pglite-thread/pglite-session.ts";
@@ -156,9 +156,14 @@ async function openPostgres(url: string): Promise<Store> {
   }
   const db = drizzlePostgres({ client: pool, schema }) as unknown as Database;
   const query = async <T>(text: string) => (await pool.query(text)).rows as T[];
+  const dialect = new PgDialect();
   return {
     db,
     kind: "postgres",
+    named: async (name, statement) => {
+      const { sql: text, params } = dialect.sqlToQuery(statement);
+      return (await pool.query({ name, text, values: params })).rows;
+    },
     announce: () => {},
     ping: () => checkMigrations(query, migrations),
     close: () => pool.end(),

@@ -38,7 +38,7 @@ export async function openSharedMoney(
   const money = new SharedMoney({
     redis,
     prefix: at.prefix,
-    repo: new BillingRepository(store.db),
+    repo: new BillingRepository(store.db, store.named),
     ...(log ? { log } : {}),
   });
   // Start-up waits a moment for the connection; the first requests would be decided in PostgreSQL.

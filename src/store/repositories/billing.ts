@@ -1,4 +1,4 @@
-import type { Database } from "../database.ts";
+import type { Database, Store } from "../database.ts";
 import { and, eq, lt, sql } from "../drizzle.ts";
 import { creditBalances, creditLedger, keyMonthSpend, reservations, usageRecords } from "../schema.ts";
 
@@ -64,8 +64,11 @@ export interface SettleFacts {
  */
 export class BillingRepository {
   private readonly db: Database;
-  constructor(db: Database) {
+  private readonly named: Store["named"];
+  /** `named`: the store's prepared statements (PostgreSQL), for the batch of usage records. */
+  constructor(db: Database, named?: Store["named"]) {
     this.db = db;
+    this.named = named;
   }
 
   /**
@@ -263,7 +266,7 @@ export class BillingRepository {
       })),
     );
     const hasPrepaid = rows.some((row) => row.prepaid === true && row.costMicros > 0);
-    const result = await this.db.execute(sql`
+    const statement = sql`
       WITH batch AS (
         SELECT * FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid,
           account_id uuid, month text, endpoint text, model text, units jsonb, cost_micros bigint, zone text,
@@ -287,10 +290,15 @@ export class BillingRepository {
       )
       ${hasPrepaid ? creditCharges : sql``}
       ${totals ? (hasPrepaid ? totalsWithCredits : totalsOfKeys) : sql`SELECT 1`}
-    `);
+    `;
+    // Four texts, one per variant: each is planned once per connection where the store can.
+    const name = `zona_usage_batch_${hasPrepaid ? "prepaid" : "postpaid"}${totals ? "_totals" : ""}`;
+    const answered = this.named
+      ? await this.named(name, statement)
+      : ((await this.db.execute(statement)) as unknown as { rows: unknown[] }).rows;
     if (!totals) return undefined;
     const found: RecordedTotals = { keyMonths: [], credits: [] };
-    for (const row of (result as unknown as { rows: TotalsRow[] }).rows) {
+    for (const row of answered as TotalsRow[]) {
       if (row.kind === "k") {
         found.keyMonths.push({ keyId: row.id, month: row.month ?? "", spentMicros: Number(row.micros) });
       } else {
