@@ -1,4 +1,6 @@
 import { resolve } from "node:path";
+import { openSharedMoney } from "../billing/shared/open-shared-money.ts";
+import { redisKeyPrefixes } from "../config/redis-keys.ts";
 import type { Config } from "../config/schema.ts";
 import { createServices } from "../services/create-services.ts";
 import { DataDirBusyError, type DataDirOwner, readDataDirOwner } from "../store/data-dir-lock.ts";
@@ -60,7 +62,30 @@ async function direct(
   where: { databaseUrl: string } | { dataDir: string },
 ): Promise<OperatorConnection> {
   const store = await openStore(where);
-  return { client: createServices(config, store).operator, mode: "direct", close: () => store.close() };
+  // With Redis, the money of the running instances is decided there: a change of credits is too.
+  const redisUrl = config.server.redis_url;
+  const money =
+    "databaseUrl" in where && redisUrl
+      ? await openSharedMoney({ url: redisUrl, prefix: redisKeyPrefixes(config).money }, store)
+      : undefined;
+  const services = createServices(
+    config,
+    store,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    money,
+  );
+  return {
+    client: services.operator,
+    mode: "direct",
+    close: async () => {
+      await money?.stop();
+      await store.close();
+    },
+  };
 }
 
 /** The URL a server recorded in its lock; a server still starting has none yet, so the configured port is the guess. */

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import { redisKeyPrefixes } from "../config/redis-keys.ts";
 import type { Config } from "../config/schema.ts";
 import type { Store } from "../store/database.ts";
 import { DurableJobsRepository } from "../store/repositories/durable-jobs.ts";
@@ -13,7 +14,7 @@ export function createJobQueue(config: Config, log?: FastifyBaseLogger): JobQueu
   if (!url) return new InProcessQueue(log ? { log } : {});
   return new BullMqQueue({
     url,
-    prefix: `${config.server.redis_prefix}:jobs`,
+    prefix: redisKeyPrefixes(config).jobs,
     crashLimit: config.server.job_crash_limit,
     ...(log ? { log } : {}),
   });

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import { redisKeyPrefixes } from "../config/redis-keys.ts";
 import type { Config } from "../config/schema.ts";
 import type { CounterStore } from "./counter-store.ts";
 import type { LimitMetrics } from "./limit-metrics.ts";
@@ -19,8 +20,8 @@ export async function createCounterStore(
   const store = new RedisCounterStore({
     url,
     timeoutMs: config.rate_limits.redis_timeout_ms,
-    prefix: `${config.server.redis_prefix}:rl:`,
-    moneyPrefix: `${config.server.redis_prefix}:money:`,
+    prefix: redisKeyPrefixes(config).counters,
+    moneyPrefix: redisKeyPrefixes(config).money,
     log: deps.log,
     onFallback: () => deps.metrics.fallback.inc(),
   });
