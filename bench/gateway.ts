@@ -207,6 +207,7 @@ async function main(): Promise<void> {
     settings: {
       durationS: settings.durationS,
       warmupS: settings.warmupS,
+      rounds: settings.rounds,
       concurrency: settings.concurrency,
       streams: settings.streams,
       streamRounds: settings.streamRounds ?? { oneStream: 8, more: 3 },
