@@ -27,6 +27,7 @@ export class EpochFollower {
   private readonly holds: () => SharedHold[];
   private readonly newEpoch: () => string;
   private readonly reachable: (ok: boolean) => void;
+  private readonly firstEver: (epoch: string) => Promise<boolean>;
   private readonly log: FastifyBaseLogger | undefined;
   /** The epoch in force as this instance last saw it; undefined while it follows a change. */
   private epoch: string | undefined;
@@ -46,9 +47,15 @@ export class EpochFollower {
     newEpoch: () => string;
     /** Hears each poll's outcome: whether Redis answered. */
     reachable: (ok: boolean) => void;
+    /**
+     * Whether an epoch is the installation's first (the database remembers the first one made):
+     * before it no instance could hold money in Redis, so nothing is waited for.
+     */
+    firstEver: (epoch: string) => Promise<boolean>;
     log?: FastifyBaseLogger;
   }) {
     this.reachable = deps.reachable;
+    this.firstEver = deps.firstEver;
     this.redis = deps.redis;
     this.prefix = deps.prefix;
     this.holds = deps.holds;
@@ -145,12 +152,16 @@ export class EpochFollower {
     const pending = `${id}:pending`;
     if ((await this.redis.set(`${this.prefix}epoch`, pending, "EX", PENDING_TTL_SECONDS, "NX")) !== "OK")
       return;
-    this.log?.info(
-      {},
-      "money in Redis is missing (a first start, a flush or a restart): rebuilding it from PostgreSQL and the holds in flight",
-    );
-    await this.register(pending);
-    await sleep(GRACE_MS);
+    if (await this.firstEver(id)) {
+      this.log?.info({}, "money in Redis: the installation's first epoch");
+    } else {
+      this.log?.info(
+        {},
+        "money in Redis is missing (a flush or a restart): rebuilding it from PostgreSQL and the holds in flight",
+      );
+      await this.register(pending);
+      await sleep(GRACE_MS);
+    }
     await this.redis.zonaMoneyReady(0, this.prefix, pending, id, String(MONEY_TTL_SECONDS));
   }
 

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Store } from "../../store/database.ts";
 import { BillingRepository } from "../../store/repositories/billing.ts";
+import { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
 import type { SharedMoney } from "./shared-money.ts";
 
 // A money command unanswered after this long counts Redis as away: money is decided in PostgreSQL.
@@ -39,6 +40,9 @@ export async function openSharedMoney(
     redis,
     prefix: at.prefix,
     repo: new BillingRepository(store.db, store.named),
+    // Not a secret: a value made once that every instance shares, which that table is for.
+    firstEver: async (epoch) =>
+      (await new ServiceSecretsRepository(store.db).getOrCreate("money.first-epoch", () => epoch)) === epoch,
     ...(log ? { log } : {}),
   });
   // Start-up waits a moment for the connection; the first requests would be decided in PostgreSQL.

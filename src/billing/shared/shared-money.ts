@@ -37,7 +37,14 @@ export class SharedMoney {
   private closeScheduled = false;
   private readonly away: AwayFromRedis;
 
-  constructor(deps: { redis: Redis; prefix: string; repo: BillingRepository; log?: FastifyBaseLogger }) {
+  /** `firstEver`: whether an epoch is the installation's first (see `EpochFollower`). */
+  constructor(deps: {
+    redis: Redis;
+    prefix: string;
+    repo: BillingRepository;
+    firstEver: (epoch: string) => Promise<boolean>;
+    log?: FastifyBaseLogger;
+  }) {
     this.redis = deps.redis;
     this.prefix = deps.prefix;
     this.repo = deps.repo;
@@ -53,6 +60,7 @@ export class SharedMoney {
       prefix: this.prefix,
       holds: () => [...this.open.values()],
       newEpoch: () => randomBytes(6).toString("hex"),
+      firstEver: deps.firstEver,
       reachable: (ok) => {
         if (ok && this.away.end()) void this.epochs.distrust().catch(() => {});
         if (!ok) {
