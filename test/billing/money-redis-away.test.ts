@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openStore } from "../../src/store/open-store.ts";
 import { freePort } from "../helpers/free-port.ts";
-import { startTestApp, type TestApp } from "../helpers/test-app.ts";
+import type { TestApp } from "../helpers/test-app.ts";
 import { createTestDatabase } from "../helpers/test-store.ts";
-import { redisStoreUnderTest, uniquePrefix } from "../limits/limit-fixtures.ts";
+import { uniquePrefix } from "../limits/limit-fixtures.ts";
 import { HAS_REDIS_SERVER, RedisServerProcess } from "../limits/redis-server-process.ts";
-import { billedTestRoutes, CHUNK_COST, STREAM_CHUNKS } from "./billed-test-routes.ts";
+import { CHUNK_COST, STREAM_CHUNKS } from "./billed-test-routes.ts";
+import { moneyInstances } from "./money-instances.ts";
 
-const HIGH_LIMITS = { slow: { multiplier: 1, requests_per_minute: 100_000 } };
 const HELD = STREAM_CHUNKS * CHUNK_COST;
 
 /** N requests of `cost` alternating between the instances, all at once; how many passed (the rest must be 402s). */
@@ -38,21 +37,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !HAS_REDIS_SERVER).each([false
       redis = new RedisServerProcess(await freePort());
       await redis.start();
       database = await createTestDatabase();
-      const prefix = uniquePrefix();
-      for (let i = 0; i < 2; i++) {
-        const counters = await redisStoreUnderTest(redis.url, prefix);
-        apps.push(
-          await startTestApp({
-            store: await openStore({ databaseUrl: database.url }),
-            counterStore: counters.store,
-            config: {
-              tiers: HIGH_LIMITS,
-              ...(prepaid ? { installation: { prepaid: true, currency: "credits" } } : {}),
-            },
-            keyApiPlugins: [billedTestRoutes],
-          }),
-        );
-      }
+      const instances = { count: 2, databaseUrl: database.url, redisUrl: redis.url, prefix: uniquePrefix() };
+      apps.push(...(await moneyInstances({ ...instances, prepaid })));
     }, 30_000);
     afterAll(async () => {
       for (const app of apps) {

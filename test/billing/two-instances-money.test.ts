@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { monthOf } from "../../src/billing/month.ts";
 import { openSharedMoney } from "../../src/billing/shared/open-shared-money.ts";
 import { openStore } from "../../src/store/open-store.ts";
-import { startTestApp, type TestApp } from "../helpers/test-app.ts";
+import type { TestApp } from "../helpers/test-app.ts";
 import { createTestDatabase } from "../helpers/test-store.ts";
-import { dropKeys, redisStoreUnderTest, TEST_REDIS_URL, uniquePrefix } from "../limits/limit-fixtures.ts";
-import { billedTestRoutes, CHUNK_COST, STREAM_CHUNKS } from "./billed-test-routes.ts";
+import { dropKeys, TEST_REDIS_URL, uniquePrefix } from "../limits/limit-fixtures.ts";
+import { CHUNK_COST, STREAM_CHUNKS } from "./billed-test-routes.ts";
+import { moneyInstances } from "./money-instances.ts";
 
-const HIGH_LIMITS = { slow: { multiplier: 1, requests_per_minute: 100_000 } };
 const DISTRIBUTED = Boolean(process.env.TEST_DATABASE_URL && TEST_REDIS_URL);
 
 function post(t: TestApp, key: string, body: unknown) {
@@ -39,20 +39,15 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
 
     beforeAll(async () => {
       database = await createTestDatabase();
-      for (let i = 0; i < 2; i++) {
-        const counters = await redisStoreUnderTest(TEST_REDIS_URL ?? "", prefix);
-        apps.push(
-          await startTestApp({
-            store: await openStore({ databaseUrl: database.url }),
-            counterStore: counters.store,
-            config: {
-              tiers: HIGH_LIMITS,
-              ...(prepaid ? { installation: { prepaid: true, currency: "credits" } } : {}),
-            },
-            keyApiPlugins: [billedTestRoutes],
-          }),
-        );
-      }
+      apps.push(
+        ...(await moneyInstances({
+          count: 2,
+          databaseUrl: database.url,
+          redisUrl: TEST_REDIS_URL ?? "",
+          prefix,
+          prepaid,
+        })),
+      );
     });
     afterAll(async () => {
       for (const app of apps) {
