@@ -84,6 +84,7 @@ export class BillingService {
       close: (...args) => this.close(...args),
       holdInDatabase: (charge, amount, now, unchecked) => this.hold(charge, amount, now, unchecked),
       refuse: (refusal) => this.refuse(refusal),
+      decidedInDatabase: () => this.metrics?.decidedInDatabase(),
       holdOf: (charge, amount, now, kind) => this.holdOf(charge, amount, now, kind),
     };
     this.bookPay = deps.journal ? new BookPayments(new BookKeeper(this.usage, deps.repo), tools) : undefined;

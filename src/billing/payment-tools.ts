@@ -23,6 +23,8 @@ export interface PaymentTools {
   holdInDatabase(charge: Charge, amount: number, now: Date, unchecked?: boolean): Promise<void>;
   /** Throws the spec's 402 for a refusal (and counts it). */
   refuse(refusal: ReserveRefusal | undefined): void;
+  /** Counts a reservation decided in the database because Redis was away (the metric). */
+  decidedInDatabase(): void;
   /** The hold of a charge. */
   holdOf(charge: Charge, amount: number, now: Date, kind: "r" | "d"): SharedHold;
 }

@@ -17,6 +17,7 @@ export class BillingMetrics {
   private readonly refusals;
   private readonly lag;
   private readonly batchSize;
+  private readonly inDatabase;
 
   constructor(metrics: MetricsRegistry, currency: string) {
     this.currency = currency;
@@ -34,6 +35,11 @@ export class BillingMetrics {
       "zona_billing_refused_total",
       "Requests refused with 402, by reason: spending_limit (the key's monthly limit) or insufficient_credits.",
       ["reason"],
+    );
+    this.inDatabase = metrics.counter(
+      "zona_money_decided_in_database_total",
+      "Reservations decided in the database because Redis, which decides them across instances, was unreachable.",
+      [],
     );
     this.tokens = new LabelCache((values) => tokens.labels(...values));
     this.cost = new LabelCache((values) => cost.labels(...values));
@@ -63,6 +69,11 @@ export class BillingMetrics {
 
   refused(reason: BillingRefusal): void {
     this.refusals.get(reason).inc();
+  }
+
+  /** A reservation was decided in the database: Redis was away. */
+  decidedInDatabase(): void {
+    this.inDatabase.inc();
   }
 
   /** A usage record was written `seconds` after it was made. */

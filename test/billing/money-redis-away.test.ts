@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/free-port.ts";
-import type { TestApp } from "../helpers/test-app.ts";
+import { ADMIN_TOKEN, type TestApp } from "../helpers/test-app.ts";
 import { createTestDatabase } from "../helpers/test-store.ts";
 import { uniquePrefix } from "../limits/limit-fixtures.ts";
 import { HAS_REDIS_SERVER, RedisServerProcess } from "../limits/redis-server-process.ts";
@@ -24,6 +24,21 @@ async function passed(apps: TestApp[], key: string, count: number, cost: number)
   );
   expect(statuses.filter((status) => status !== 200 && status !== 402)).toEqual([]);
   return statuses.filter((status) => status === 200).length;
+}
+
+/** `zona_money_decided_in_database_total` summed over the instances. */
+async function decidedInDatabase(apps: TestApp[]): Promise<number> {
+  let total = 0;
+  for (const app of apps) {
+    const response = await app.fetch("/admin/v1/metrics", {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    const line = (await response.text())
+      .split("\n")
+      .find((l) => l.startsWith("zona_money_decided_in_database_total "));
+    total += Number(line?.split(" ")[1] ?? Number.NaN);
+  }
+  return total;
 }
 
 describe.skipIf(!process.env.TEST_DATABASE_URL || !HAS_REDIS_SERVER).each([false, true])(
@@ -63,7 +78,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !HAS_REDIS_SERVER).each([false
       await reader.read();
 
       await redis.kill();
+      const before = await decidedInDatabase(apps);
       expect(await passed(apps, key, 60, 1)).toBe(3);
+      // docs/metrics.md zona_money_decided_in_database_total: each of the 60 was decided there.
+      expect((await decidedInDatabase(apps)) - before).toBe(60);
 
       await redis.start();
       while (!(await reader.read()).done) {}

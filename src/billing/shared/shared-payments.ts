@@ -27,6 +27,7 @@ export class SharedPayments {
       this.tools.refuse(await this.shared.hold(hold, charge.principal.monthlyLimitMicros));
     } catch (error) {
       if (!(error instanceof RedisAway)) throw error;
+      this.tools.decidedInDatabase();
       await this.tools.holdInDatabase(charge, amount, now);
       this.tools.settlements.opened(charge.requestId);
       return new Reservation(charge.requestId, amount, {
@@ -54,6 +55,7 @@ export class SharedPayments {
       );
     } catch (error) {
       if (!(error instanceof RedisAway)) throw error;
+      this.tools.decidedInDatabase();
       await inDatabase();
     }
   }
@@ -65,6 +67,7 @@ export class SharedPayments {
       this.tools.refuse(await this.shared.hold(hold, charge.principal.monthlyLimitMicros));
     } catch (error) {
       if (!(error instanceof RedisAway)) throw error;
+      this.tools.decidedInDatabase();
       await this.tools.holdInDatabase(charge, amount, now);
       return;
     }
