@@ -23,21 +23,12 @@ export class SharedPayments {
 
   async reserve(charge: Charge, amount: number, now: Date): Promise<Reservation> {
     const hold = this.tools.holdOf(charge, amount, now, "r");
-    try {
-      this.tools.refuse(await this.shared.hold(hold, charge.principal.monthlyLimitMicros));
-    } catch (error) {
-      if (!(error instanceof RedisAway)) throw error;
-      this.tools.decidedInDatabase();
-      await this.tools.holdInDatabase(charge, amount, now);
-      this.tools.settlements.opened(charge.requestId);
-      return new Reservation(charge.requestId, amount, {
-        close: (id, facts) => this.closeInDatabase(id, charge, amount, facts),
-      });
-    }
+    const onRedis = await this.decide(hold, charge, () => this.tools.holdInDatabase(charge, amount, now));
     this.tools.settlements.opened(charge.requestId);
+    // A reservation row (made, or carried there while Redis was away) closes in the database.
     return new Reservation(charge.requestId, amount, {
       close: (id, facts) =>
-        this.shared.wasCarried(id)
+        !onRedis || this.shared.wasCarried(id)
           ? this.closeInDatabase(id, charge, amount, facts)
           : this.closeHeld(hold, charge, facts),
     });
@@ -45,32 +36,13 @@ export class SharedPayments {
 
   /** The 402 `reserve` would throw now, without holding anything. */
   async checkFits(charge: Charge, amount: number, now: Date, inDatabase: () => Promise<void>): Promise<void> {
-    try {
-      this.tools.refuse(
-        await this.shared.hold(
-          this.tools.holdOf(charge, amount, now, "r"),
-          charge.principal.monthlyLimitMicros,
-          true,
-        ),
-      );
-    } catch (error) {
-      if (!(error instanceof RedisAway)) throw error;
-      this.tools.decidedInDatabase();
-      await inDatabase();
-    }
+    await this.decide(this.tools.holdOf(charge, amount, now, "r"), charge, inDatabase, true);
   }
 
   /** A durable reservation: Redis decides, then the row is written (unchecked: decided already). */
   async reserveDurable(charge: Charge, amount: number, now: Date): Promise<void> {
     const hold = this.tools.holdOf(charge, amount, now, "d");
-    try {
-      this.tools.refuse(await this.shared.hold(hold, charge.principal.monthlyLimitMicros));
-    } catch (error) {
-      if (!(error instanceof RedisAway)) throw error;
-      this.tools.decidedInDatabase();
-      await this.tools.holdInDatabase(charge, amount, now);
-      return;
-    }
+    if (!(await this.decide(hold, charge, () => this.tools.holdInDatabase(charge, amount, now)))) return;
     try {
       await this.tools.holdInDatabase(charge, amount, now, true);
     } catch (error) {
@@ -78,6 +50,27 @@ export class SharedPayments {
       throw error;
     }
     this.shared.written(hold.requestId);
+  }
+
+  /**
+   * Redis decides a hold (or `dry`, only checks it), throwing the spec's 402; while Redis is away,
+   * `inDatabase` decides instead, and this resolves false.
+   */
+  private async decide(
+    hold: SharedHold,
+    charge: Charge,
+    inDatabase: () => Promise<void>,
+    dry = false,
+  ): Promise<boolean> {
+    try {
+      this.tools.refuse(await this.shared.hold(hold, charge.principal.monthlyLimitMicros, dry));
+      return true;
+    } catch (error) {
+      if (!(error instanceof RedisAway)) throw error;
+      this.tools.decidedInDatabase();
+      await inDatabase();
+      return false;
+    }
   }
 
   /** A reservation row closed (or found closed): whatever Redis still holds of it goes. */

@@ -1,0 +1,122 @@
+import type { SQL } from "drizzle-orm";
+import { sql } from "../drizzle.ts";
+import { creditBalances, creditLedger, keyMonthSpend, usageRecords } from "../schema.ts";
+import type { RecordedTotals, UsageRecordRow } from "./billing.ts";
+
+/**
+ * The one statement that writes a batch of usage records: each record (a request id written before
+ * changes nothing), each cost added to its key's month and, for prepaid rows, taken off the
+ * account's credits with a ledger entry per charge; with `totals`, it answers what it left of every
+ * key month and balance it changed. Its text depends only on the variant, so it has a fixed name
+ * for a prepared statement.
+ */
+export function usageBatchStatement(
+  rows: Array<UsageRecordRow>,
+  totals: boolean,
+): { name: string; statement: SQL } {
+  // One JSON parameter for the whole batch: PostgreSQL reads it with jsonb_to_recordset, which
+  // costs far less than binding twelve parameters per row.
+  const batch = JSON.stringify(
+    rows.map((row, position) => ({
+      request_id: row.requestId,
+      key_id: row.keyId,
+      account_id: row.accountId,
+      month: row.month,
+      endpoint: row.endpoint,
+      model: row.model ?? null,
+      units: row.units,
+      cost_micros: row.costMicros,
+      zone: row.zone ?? null,
+      machine: row.machine ?? null,
+      outcome: row.outcome,
+      duration_ms: row.durationMs ?? null,
+      created_ms: row.createdMs ?? null,
+      prepaid: row.prepaid === true,
+      position,
+    })),
+  );
+  const hasPrepaid = rows.some((row) => row.prepaid === true && row.costMicros > 0);
+  const statement = sql`
+      WITH batch AS (
+        SELECT * FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid,
+          account_id uuid, month text, endpoint text, model text, units jsonb, cost_micros bigint, zone text,
+          machine text, outcome text, duration_ms integer, created_ms bigint, prepaid boolean, position integer)
+      ),
+      recorded AS (
+        INSERT INTO ${usageRecords} (request_id, key_id, account_id, month, endpoint, model, units, cost_micros,
+          zone, machine, outcome, duration_ms, created_at)
+        SELECT request_id, key_id, account_id, month, endpoint, model, units, cost_micros, zone, machine, outcome,
+          duration_ms, coalesce(to_timestamp(created_ms / 1000.0), now())
+        FROM batch
+        ON CONFLICT (request_id) DO NOTHING
+        RETURNING request_id, key_id, month, cost_micros
+      ),
+      spent AS (
+        INSERT INTO ${keyMonthSpend} (key_id, month, spent_micros)
+        SELECT key_id, month, sum(cost_micros) FROM recorded WHERE key_id IS NOT NULL GROUP BY key_id, month
+        ORDER BY key_id, month
+        ON CONFLICT (key_id, month) DO UPDATE SET spent_micros = ${keyMonthSpend}.spent_micros + excluded.spent_micros
+        RETURNING key_id, month, spent_micros
+      )
+      ${hasPrepaid ? creditCharges : sql``}
+      ${totals ? (hasPrepaid ? totalsWithCredits : totalsOfKeys) : sql`SELECT 1`}
+    `;
+  // Four texts, one per variant: each is planned once per connection where the store can.
+  const name = `zona_usage_batch_${hasPrepaid ? "prepaid" : "postpaid"}${totals ? "_totals" : ""}`;
+  return { name, statement };
+}
+
+/** The totals a batch statement answered. */
+export function totalsOf(answered: unknown[]): RecordedTotals {
+  const found: RecordedTotals = { keyMonths: [], credits: [] };
+  for (const row of answered as TotalsRow[]) {
+    if (row.kind === "k") {
+      found.keyMonths.push({ keyId: row.id, month: row.month ?? "", spentMicros: Number(row.micros) });
+    } else {
+      found.credits.push({
+        accountId: row.id,
+        balanceMicros: Number(row.micros),
+        version: Number(row.version),
+      });
+    }
+  }
+  return found;
+}
+
+// The prepaid part of a batch: each account's credits lose the sum of its new records' costs, and
+// each record gets its ledger entry, whose balance-after counts the records before it in the batch.
+const creditCharges = sql`,
+      charged AS (
+        SELECT batch.account_id, batch.request_id, recorded.cost_micros, batch.position,
+          coalesce(to_timestamp(batch.created_ms / 1000.0), now()) AS created_at
+        FROM recorded JOIN batch USING (request_id)
+        WHERE batch.prepaid AND recorded.cost_micros > 0
+      ),
+      balances AS (
+        UPDATE ${creditBalances} SET balance_micros = ${creditBalances}.balance_micros - totals.total,
+          version = ${creditBalances}.version + 1, updated_at = now()
+        FROM (SELECT account_id, sum(cost_micros) AS total FROM charged GROUP BY account_id) AS totals
+        WHERE ${creditBalances}.account_id = totals.account_id
+        RETURNING ${creditBalances}.account_id, ${creditBalances}.balance_micros, ${creditBalances}.version
+      ),
+      ledger AS (
+        INSERT INTO ${creditLedger} (account_id, kind, amount_micros, balance_after_micros, note, created_at)
+        SELECT charged.account_id, 'usage', -charged.cost_micros,
+          balances.balance_micros + sum(charged.cost_micros) OVER (PARTITION BY charged.account_id)
+            - sum(charged.cost_micros) OVER (PARTITION BY charged.account_id ORDER BY charged.position),
+          charged.request_id, charged.created_at
+        FROM charged JOIN balances USING (account_id)
+      )`;
+
+// What a batch says it left: every key month's spend, and (with credits charged) every balance.
+const totalsOfKeys = sql`SELECT 'k' AS kind, key_id::text AS id, month, spent_micros AS micros, 0 AS version FROM spent`;
+const totalsWithCredits = sql`${totalsOfKeys}
+      UNION ALL SELECT 'a', account_id::text, NULL, balance_micros, version FROM balances`;
+
+interface TotalsRow {
+  kind: "k" | "a";
+  id: string;
+  month: string | null;
+  micros: string | number;
+  version: string | number;
+}
