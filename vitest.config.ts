@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import LongestFirstSequencer from "./test/longest-first-sequencer.ts";
 
 export default defineConfig({
   test: {
@@ -10,5 +11,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: more workers only make the PGlite start-ups fight each other.
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });

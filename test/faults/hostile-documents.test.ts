@@ -8,11 +8,11 @@ import { setUpCrash } from "./crash-setup.ts";
 import { PROBE_EVERY_MS, runHostileDocuments } from "./hostile-documents-run.ts";
 
 const shared = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
-const READ_TIMEOUT_SECONDS = 10;
+const READ_TIMEOUT_SECONDS = 5;
 
 describe("Untrusted work: a corpus of hostile documents is read away from the service", () => {
-  // The long text files at 1 MB here (storing 15,000 passages takes minutes); `npm run faults:documents` reads them whole.
-  const corpus = hostileDocuments({ textMb: 1 });
+  // The long text files at 256 KB here (storing 15,000 passages takes minutes); `npm run faults:documents` reads them whole.
+  const corpus = hostileDocuments({ textMb: 0.25 });
   let tei: FakeTeiServer;
   let chat: FakeOpenAiServer;
   let embeddingUrl: string;
@@ -74,10 +74,13 @@ describe("Untrusted work: a corpus of hostile documents is read away from the se
           Math.max(...result.waits),
           `health waits: ${result.waits.map(Math.round).join(" ")}`,
         ).toBeLessThan(PROBE_EVERY_MS);
+        // The bombs unpack to a gigabyte and the Word part to 62 MB of paragraphs that need gigabytes:
+        // read in this process, they would leave hundreds of MB. What moves it by tens of MB is the
+        // heap and the buffers of the uploads themselves, collected whenever V8 chooses.
         expect(
           result.rssAfter - result.rssBefore,
           `RSS ${result.rssBefore} -> ${result.rssAfter} MB`,
-        ).toBeLessThan(50);
+        ).toBeLessThan(100);
       } finally {
         await setup.zona.stop();
         setup.remove();

@@ -69,6 +69,7 @@ describe.skipIf(!CHROMIUM)(
       await page.getByText("You are signed out.").waitFor();
       expect(await page.evaluate(() => localStorage.getItem("zona.session"))).toBeNull();
       expectNoProblems(s);
-    });
+      // The whole journey: dozens of screens and a title written by a job, on a machine the suite keeps busy.
+    }, 90_000);
   },
 );

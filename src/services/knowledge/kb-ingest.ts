@@ -138,13 +138,12 @@ export class KbIngest {
         throw error;
       }
     }
-    const isReady = await this.bases.ready(document.id, {
+    const { ready, replaced } = await this.bases.ready(document, {
       passages: facts.passages,
       pages: facts.pages ?? null,
     });
     await this.files.drop(document.id);
-    if (!isReady) return;
-    const replaced = await this.bases.deleteOlderNamesakes(document);
+    if (!ready) return;
     this.log?.info(
       {
         document_id: document.id,

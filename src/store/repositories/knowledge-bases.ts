@@ -195,14 +195,36 @@ export class KnowledgeBasesRepository {
       .where(and(eq(kbDocuments.id, id), eq(kbDocuments.status, "processing")));
   }
 
-  /** A document read and embedded: ready (its file is dropped by the document files' store). */
-  async ready(id: string, facts: { passages: number; pages: number | null }): Promise<boolean> {
-    const rows = await this.db
-      .update(kbDocuments)
-      .set({ status: "ready", ...facts, error: null, updatedAt: sql`now()` })
-      .where(and(eq(kbDocuments.id, id), eq(kbDocuments.status, "processing")))
-      .returning({ id: kbDocuments.id });
-    return rows.length === 1;
+  /**
+   * A document read and embedded: ready, and in the same transaction the older documents of the
+   * base with its file name are deleted (a new upload replaces them), so no reader ever sees both
+   * ready. Answers whether it became ready and how many it replaced (its file is dropped by the
+   * document files' store).
+   */
+  async ready(
+    document: KbDocumentRow,
+    facts: { passages: number; pages: number | null },
+  ): Promise<{ ready: boolean; replaced: number }> {
+    return this.db.transaction(async (tx) => {
+      const rows = await tx
+        .update(kbDocuments)
+        .set({ status: "ready", ...facts, error: null, updatedAt: sql`now()` })
+        .where(and(eq(kbDocuments.id, document.id), eq(kbDocuments.status, "processing")))
+        .returning({ id: kbDocuments.id });
+      if (rows.length !== 1) return { ready: false, replaced: 0 };
+      const replaced = await tx
+        .delete(kbDocuments)
+        .where(
+          and(
+            eq(kbDocuments.kbId, document.kbId),
+            eq(kbDocuments.filename, document.filename),
+            ne(kbDocuments.id, document.id),
+            sql`${kbDocuments.createdAt} <= ${document.createdAt}`,
+          ),
+        )
+        .returning({ id: kbDocuments.id });
+      return { ready: true, replaced: replaced.length };
+    });
   }
 
   /** A document that cannot be read: failed with the reason (its file is dropped by the document files' store). */
@@ -211,22 +233,6 @@ export class KnowledgeBasesRepository {
       .update(kbDocuments)
       .set({ status: "failed", error: reason, updatedAt: sql`now()` })
       .where(and(eq(kbDocuments.id, id), inArray(kbDocuments.status, ["queued", "processing"])));
-  }
-
-  /** Deletes the other documents of the base with this file name (replaced by a new upload). */
-  async deleteOlderNamesakes(document: KbDocumentRow): Promise<number> {
-    const rows = await this.db
-      .delete(kbDocuments)
-      .where(
-        and(
-          eq(kbDocuments.kbId, document.kbId),
-          eq(kbDocuments.filename, document.filename),
-          ne(kbDocuments.id, document.id),
-          sql`${kbDocuments.createdAt} <= ${document.createdAt}`,
-        ),
-      )
-      .returning({ id: kbDocuments.id });
-    return rows.length;
   }
 
   async deleteDocument(id: string): Promise<void> {

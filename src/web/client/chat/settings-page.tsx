@@ -11,13 +11,17 @@ import { LanguagePicker } from "../ui/language-picker.tsx";
 export function SettingsPage() {
   const auth = useAuth();
   const [failure, setFailure] = useState<string>();
+  // The picked language shows at once: the account's comes back only after the save and a reload.
+  const [picked, setPicked] = useState<string>();
   const pick = async (code: string) => {
     setFailure(undefined);
+    setPicked(code);
     try {
       await api("PATCH", "/web/me", { language: code });
       setLanguage(code);
       await auth.reload();
     } catch (error) {
+      setPicked(undefined);
       setFailure(errorText(error));
     }
   };
@@ -26,7 +30,10 @@ export function SettingsPage() {
       <h1 id="settings-title">{t("chat.settings")}</h1>
       <h2>{t("chat.account")}</h2>
       <p>{t("chat.signedInAs", { email: auth.user?.email ?? "" })}</p>
-      <LanguagePicker value={uiLanguageOf(auth.user?.language) ?? "it"} onPick={(code) => void pick(code)} />
+      <LanguagePicker
+        value={picked ?? uiLanguageOf(auth.user?.language) ?? "it"}
+        onPick={(code) => void pick(code)}
+      />
       <ErrorNotice message={failure} />
       <button type="button" class="danger-outline" onClick={() => void auth.signOut()}>
         {t("auth.signOut")}
