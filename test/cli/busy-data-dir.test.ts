@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readDataDirOwner } from "../../src/store/data-dir-lock.ts";
+import { freePort } from "../helpers/free-port.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const ZONA_BIN = join(ROOT, "bin/zona.js");
@@ -131,12 +131,4 @@ async function zona(
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const code = await new Promise<number | null>((done) => child.on("close", done));
   return { code, stdout, stderr };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const address = server.address();
-  await new Promise<void>((done) => server.close(() => done()));
-  return typeof address === "object" && address ? address.port : 0;
 }

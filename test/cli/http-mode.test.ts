@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run-cli.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { ADMIN_TOKEN, startTestApp, type TestApp } from "../helpers/test-app.ts";
 
 interface Run {
@@ -134,7 +134,8 @@ describe("zona in HTTP mode (ZONA_URL / --url: through the operator API of a run
   });
 
   it("--url wins over ZONA_URL; a server that is not there is named in the message", async () => {
-    const port = await closedPort();
+    // Nothing listens there: free a moment ago, and never given to another test of this run.
+    const port = await freePort();
     const deadUrl = `http://127.0.0.1:${port}`;
     const viaFlag = await zona(["accounts", "list", "--url", t.url], { ZONA_URL: deadUrl });
     expect(viaFlag.code).toBe(0);
@@ -150,11 +151,3 @@ describe("zona in HTTP mode (ZONA_URL / --url: through the operator API of a run
     expect(bad.code).toBe(2);
   });
 });
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const address = server.address();
-  await new Promise<void>((done) => server.close(() => done()));
-  return typeof address === "object" && address ? address.port : 0;
-}
