@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CreditsRepository } from "../../src/store/repositories/credits.ts";
 import { readJson } from "../helpers/read-json.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { STORE_KINDS } from "../helpers/test-store.ts";
@@ -332,8 +333,8 @@ describe.each(STORE_KINDS)("Money (%s): prepaid credits", (store) => {
     });
   });
 
-  it("the ledger holds one entry per charge, adding up to the balance", async () => {
-    const { key, accountId } = await t.newKey();
+  it("the ledger adds up to the balance: its usage entries to the records' costs, the operator's changes to theirs", async () => {
+    const { key, keyId, accountId } = await t.newKey();
     await t.admin("PUT", `/accounts/${accountId}/credits`, { balance: 1 });
     await post(t, key, "/v1/test-billed", { max: 0.3, cost: 0.3 });
     await post(t, key, "/v1/test-billed", { max: 0.3, cost: 0.2 });
@@ -342,6 +343,16 @@ describe.each(STORE_KINDS)("Money (%s): prepaid credits", (store) => {
     // Taking the balance below what is held is refused; here nothing is held, so 0.5 can go.
     expect((await t.admin("POST", `/accounts/${accountId}/credits`, { amount: -0.6 })).status).toBe(400);
     expect((await t.admin("POST", `/accounts/${accountId}/credits`, { amount: -0.5 })).body.balance).toBe(0);
+
+    const records = await t.app.services.usage.list({ keyId }, { limit: 10, offset: 0 });
+    const ledger = await new CreditsRepository(t.store.db).ledger(accountId, 100);
+    const sum = (entries: Array<{ amountMicros: number }>) =>
+      entries.reduce((total, entry) => total + entry.amountMicros, 0);
+    expect(sum(ledger)).toBe(0);
+    expect(sum(ledger.filter((entry) => entry.kind === "usage"))).toBe(
+      -records.reduce((total, record) => total + record.costMicros, 0),
+    );
+    expect(sum(ledger.filter((entry) => entry.kind !== "usage"))).toBe(500_000);
   });
 });
 

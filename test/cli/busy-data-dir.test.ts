@@ -30,10 +30,9 @@ describe("zona while a running server holds the embedded database (PGlite admits
       startServer(join(dir, "tokenless")),
       startServer(join(dir, "with-token"), { ZONA_ADMIN_TOKEN: TOKEN }),
     ]);
-    for (const result of started) {
-      if (result.status === "fulfilled") running.push(result.value);
-      else throw result.reason;
-    }
+    // Every server that started is stopped by afterAll, even when the other one failed.
+    for (const result of started) if (result.status === "fulfilled") running.push(result.value);
+    for (const result of started) if (result.status === "rejected") throw result.reason;
     [tokenless, withToken] = running as [Server, Server];
   });
   afterAll(async () => {

@@ -26,7 +26,7 @@ export interface CrashAudit {
   overspentKeys: string[];
   /** Accounts whose balance is not their credits minus their records' costs, that hold credits, or are below 0. */
   creditMismatches: string[];
-  /** Accounts whose ledger does not add up to the balance, or has not one charge per billed record. */
+  /** Accounts whose ledger does not add up to the balance, or whose usage entries do not add up to their records' costs. */
   ledgerMismatches: string[];
 }
 
@@ -101,12 +101,12 @@ export async function auditCrash(
       }
       const entries = ledger.filter((l) => l.accountId === account.id);
       const total = entries.reduce((sum, l) => sum + l.amountMicros, 0);
-      const charges = entries.filter((l) => l.kind === "usage");
-      const billed = records.filter((r) => r.accountId === account.id && r.costMicros > 0);
-      const chargedTwice = charges.length !== new Set(charges.map((c) => c.note)).size;
-      if (total !== balance?.balanceMicros || charges.length !== billed.length || chargedTwice) {
+      // Usage is charged in one entry per account and batch of records: a record charged twice (or
+      // not at all) shows as a difference between these sums; a request has one record at most.
+      const charged = -entries.filter((l) => l.kind === "usage").reduce((sum, l) => sum + l.amountMicros, 0);
+      if (total !== balance?.balanceMicros || charged !== costs) {
         audit.ledgerMismatches.push(
-          `${account.id}: ledger ${total}, balance ${balance?.balanceMicros}, charges ${charges.length}, billed records ${billed.length}`,
+          `${account.id}: ledger ${total}, balance ${balance?.balanceMicros}, usage charged ${charged}, records' costs ${costs}`,
         );
       }
     }

@@ -83,28 +83,30 @@ export function totalsOf(answered: unknown[]): RecordedTotals {
   return found;
 }
 
-// The prepaid part of a batch: each account's credits lose the sum of its new records' costs, and
-// each record gets its ledger entry, whose balance-after counts the records before it in the batch.
+// The prepaid part of a batch: each account's credits lose the sum of its new records' costs, with
+// one ledger entry for the batch (its note the request id when it charged one request, else how
+// many): the records themselves say what each request cost.
 const creditCharges = sql`,
       charged AS (
-        SELECT batch.account_id, batch.request_id, recorded.cost_micros, batch.position,
-          coalesce(to_timestamp(batch.created_ms / 1000.0), now()) AS created_at
+        SELECT batch.account_id, sum(recorded.cost_micros) AS total, count(*) AS charges,
+          min(batch.request_id) AS first_request,
+          max(coalesce(to_timestamp(batch.created_ms / 1000.0), now())) AS created_at
         FROM recorded JOIN batch USING (request_id)
         WHERE batch.prepaid AND recorded.cost_micros > 0
+        GROUP BY batch.account_id
       ),
       balances AS (
-        UPDATE ${creditBalances} SET balance_micros = ${creditBalances}.balance_micros - totals.total,
+        UPDATE ${creditBalances} SET balance_micros = ${creditBalances}.balance_micros - charged.total,
           version = ${creditBalances}.version + 1, updated_at = now()
-        FROM (SELECT account_id, sum(cost_micros) AS total FROM charged GROUP BY account_id) AS totals
-        WHERE ${creditBalances}.account_id = totals.account_id
+        FROM charged
+        WHERE ${creditBalances}.account_id = charged.account_id
         RETURNING ${creditBalances}.account_id, ${creditBalances}.balance_micros, ${creditBalances}.version
       ),
       ledger AS (
         INSERT INTO ${creditLedger} (account_id, kind, amount_micros, balance_after_micros, note, created_at)
-        SELECT charged.account_id, 'usage', -charged.cost_micros,
-          balances.balance_micros + sum(charged.cost_micros) OVER (PARTITION BY charged.account_id)
-            - sum(charged.cost_micros) OVER (PARTITION BY charged.account_id ORDER BY charged.position),
-          charged.request_id, charged.created_at
+        SELECT charged.account_id, 'usage', -charged.total, balances.balance_micros,
+          CASE WHEN charged.charges = 1 THEN charged.first_request ELSE charged.charges || ' requests' END,
+          charged.created_at
         FROM charged JOIN balances USING (account_id)
       )`;
 
