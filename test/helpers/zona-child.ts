@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -21,6 +24,11 @@ export class ZonaChild {
   private child: ChildProcess | undefined;
   /** What the process printed (warnings and errors: the child logs at `warn`). */
   output = "";
+  /**
+   * The process's temporary folder (TMPDIR): uploads and documents being read. A process that is
+   * killed leaves its files there; they are removed whenever it has ended.
+   */
+  private readonly tmp = mkdtempSync(join(tmpdir(), "zona-child-tmp-"));
 
   constructor(spec: ZonaChildSpec) {
     this.spec = spec;
@@ -37,10 +45,12 @@ export class ZonaChild {
       "dataDir" in this.spec.storage
         ? { ZONA_DATA_DIR: this.spec.storage.dataDir }
         : { DATABASE_URL: this.spec.storage.databaseUrl, REDIS_URL: this.spec.storage.redisUrl };
+    mkdirSync(this.tmp, { recursive: true });
     const child = spawn(process.execPath, ["src/main.ts"], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,
+        TMPDIR: this.tmp,
         PORT: String(this.spec.port),
         HOST: "127.0.0.1",
         ZONA_ADMIN_TOKEN: this.spec.adminToken,
@@ -88,9 +98,11 @@ export class ZonaChild {
   private async end(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, "exit");
-    child.kill(signal);
-    await exited;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, "exit");
+      child.kill(signal);
+      await exited;
+    }
+    rmSync(this.tmp, { recursive: true, force: true });
   }
 }
