@@ -58,7 +58,9 @@ describe("hostile engines: machines marked down and back up, and failover before
     t = await startHostileApp({
       engines: {
         probe_interval_seconds: 0.5,
-        probe_timeout_ms: 300,
+        // Probes answer within a second even while the suite keeps more workers than cores busy: a
+        // tighter timeout marked the good machines down, and failover had nowhere to go.
+        probe_timeout_ms: 1_000,
         circuit_cooldown_seconds: 0.5,
         circuit_max_cooldown_seconds: 1,
       },
@@ -129,7 +131,7 @@ describe("hostile engines: machines marked down and back up, and failover before
     const silent = await eventually(async () => {
       const view = await machineView(t, "updown");
       return view.last_error?.kind === "timeout" ? view : undefined;
-    });
+    }, 10_000);
     expect(silent).toMatchObject({ state: "down", last_error: { source: "probe", kind: "timeout" } });
 
     hostile.setHealth("updown", "up");
