@@ -6,7 +6,7 @@ import type { RecordedTotals, UsageRecordRow } from "./billing.ts";
 /**
  * The one statement that writes a batch of usage records: each record (a request id written before
  * changes nothing), each cost added to its key's month and, for prepaid rows, taken off the
- * account's credits with a ledger entry per charge; with `totals`, it answers what it left of every
+ * account's credits with one ledger entry per account; with `totals`, it answers what it left of every
  * key month and balance it changed. Its text depends only on the variant, so it has a fixed name
  * for a prepared statement.
  */
@@ -17,7 +17,7 @@ export function usageBatchStatement(
   // One JSON parameter for the whole batch: PostgreSQL reads it with jsonb_to_recordset, which
   // costs far less than binding twelve parameters per row.
   const batch = JSON.stringify(
-    rows.map((row, position) => ({
+    rows.map((row) => ({
       request_id: row.requestId,
       key_id: row.keyId,
       account_id: row.accountId,
@@ -32,7 +32,6 @@ export function usageBatchStatement(
       duration_ms: row.durationMs ?? null,
       created_ms: row.createdMs ?? null,
       prepaid: row.prepaid === true,
-      position,
     })),
   );
   const hasPrepaid = rows.some((row) => row.prepaid === true && row.costMicros > 0);
@@ -40,7 +39,7 @@ export function usageBatchStatement(
       WITH batch AS (
         SELECT * FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid,
           account_id uuid, month text, endpoint text, model text, units jsonb, cost_micros bigint, zone text,
-          machine text, outcome text, duration_ms integer, created_ms bigint, prepaid boolean, position integer)
+          machine text, outcome text, duration_ms integer, created_ms bigint, prepaid boolean)
       ),
       recorded AS (
         INSERT INTO ${usageRecords} (request_id, key_id, account_id, month, endpoint, model, units, cost_micros,

@@ -11,7 +11,7 @@ import { LanguagePicker } from "../ui/language-picker.tsx";
 export function SettingsPage() {
   const auth = useAuth();
   const [failure, setFailure] = useState<string>();
-  // The picked language shows at once: the account's comes back only after the save and a reload.
+  // The language being saved shows at once; once the account is read again, it shows the account's.
   const [picked, setPicked] = useState<string>();
   const pick = async (code: string) => {
     setFailure(undefined);
@@ -21,8 +21,9 @@ export function SettingsPage() {
       setLanguage(code);
       await auth.reload();
     } catch (error) {
-      setPicked(undefined);
       setFailure(errorText(error));
+    } finally {
+      setPicked(undefined);
     }
   };
   return (
