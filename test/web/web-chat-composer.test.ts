@@ -121,6 +121,37 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium", () => {
   );
 
   it(
+    "Keyboard (spec Chat sessions: send a message): Enter pressed while the model list is still on its way sends the message once the list arrives",
+    async () => {
+      const page = await s.newPage();
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route("**/api/v1/web/models", async (route) => {
+        await released;
+        await route.continue();
+      });
+      await s.signIn(page);
+      const box = page.getByLabel("Message");
+      await box.fill("sent before the models came");
+      await box.press("Enter");
+      expect(await page.locator(".message").count()).toBe(0);
+      expect(await box.inputValue()).toBe("sent before the models came");
+
+      release();
+      await page.locator(".message.user .bubble").waitFor();
+      expect(await box.inputValue()).toBe("");
+      await answered(page);
+      expect(await page.locator(".message.assistant").last().innerText()).toContain(
+        "echo: sent before the models came",
+      );
+      expectNoProblems(s);
+    },
+    SLOW_TEST_MS,
+  );
+
+  it(
     "Keyboard (spec Chat sessions: send a message): Enter sends, Shift+Enter starts a new line, Tab reaches the send button with a visible focus",
     async () => {
       const page = await s.newPage();

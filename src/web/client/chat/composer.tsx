@@ -21,6 +21,8 @@ export function Composer(props: {
   const [text, setText] = useState("");
   const [model, setModel] = useState<string>();
   const [tier, setTier] = useState("slow");
+  // Enter pressed before the model list arrived: the message goes as soon as a model is picked.
+  const [sendOnceLoaded, setSendOnceLoaded] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
@@ -35,11 +37,22 @@ export function Composer(props: {
   const canSend = !props.answering && text.trim() !== "" && !tooLong && model !== undefined;
 
   const submit = () => {
+    if (!models && !props.answering && text.trim() !== "" && !tooLong) {
+      setSendOnceLoaded(true);
+      return;
+    }
     if (!canSend || model === undefined) return;
     rememberPicks(model, tier);
     props.onSend(text, model, tier);
     setText("");
   };
+
+  useEffect(() => {
+    if (!sendOnceLoaded || !models) return;
+    if (model === undefined && models.data.length > 0) return; // picked by the effect above, next render
+    setSendOnceLoaded(false);
+    submit();
+  }, [sendOnceLoaded, models, model]);
 
   return (
     <form
