@@ -104,9 +104,14 @@ async function openPglite(dataDir: string | undefined, template?: MemoryTemplate
       dataDir === undefined
         ? join(tmpdir(), `zona-files-${randomBytes(8).toString("hex")}`)
         : join(dataDir, "files");
+    const dialect = new PgDialect();
     return {
       db,
       kind: "pglite",
+      named: async (name, statement) => {
+        const { sql: text, params } = dialect.sqlToQuery(statement);
+        return (await open.named(name, text, params)).rows;
+      },
       usageJournal: journal,
       filesDir,
       announce: (url) => lock?.update({ url }),

@@ -74,6 +74,36 @@ describe("Embedded database in its own thread", () => {
     expect(rows(outside)[0]?.n).toBe(2);
   });
 
+  it("a named statement runs with new parameters each time; a failing one leaves the session usable; it never runs inside another caller's transaction", async () => {
+    const named = store.named;
+    if (!named) throw new Error("the embedded store runs named statements");
+    await store.db.execute(sql`CREATE TABLE thread_named (n int PRIMARY KEY)`);
+    const insert = (n: number) =>
+      named("test_named_insert", sql`INSERT INTO thread_named VALUES (${n}) RETURNING n, ${"x"}::text AS t`);
+    expect(await insert(1)).toEqual([{ n: 1, t: "x" }]);
+    expect(await insert(2)).toEqual([{ n: 2, t: "x" }]);
+    // A unique violation: the error crosses with its code, and the next calls work.
+    const failure = await insert(2).catch((error: unknown) => error as Error & { code?: string });
+    expect((failure as { code?: string }).code).toBe("23505");
+    expect(await insert(3)).toEqual([{ n: 3, t: "x" }]);
+    // A statement that does not parse is not remembered: the same name works once it does.
+    await expect(named("test_named_bad", sql`SELECT FROM nowhere_at_all`)).rejects.toThrow(/nowhere_at_all/);
+    expect(await named("test_named_count", sql`SELECT count(*)::int AS n FROM thread_named`)).toEqual([{ n: 3 }]);
+
+    const [, during] = await Promise.all([
+      store.db
+        .transaction(async (tx) => {
+          await tx.execute(sql`INSERT INTO thread_named VALUES (10)`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          throw new Error("rolled back");
+        })
+        .catch(() => {}),
+      new Promise((resolve) => setTimeout(resolve, 10)).then(() => insert(11)),
+    ]);
+    expect(during).toEqual([{ n: 11, t: "x" }]);
+    expect(await named("test_named_count", sql`SELECT count(*)::int AS n FROM thread_named`)).toEqual([{ n: 4 }]);
+  });
+
   it("records written in one statement keep the times their requests ended (the list's order)", async () => {
     const accountId =
       (await new AccountsRepository(store.db).insert({ email: "order@example.ch" }))?.id ?? "";

@@ -106,6 +106,11 @@ export class PgliteThread implements ThreadTransaction {
     return this.execIn(undefined, text);
   }
 
+  /** A statement alone, by name: parsed and planned on its first run only (its text must not change). */
+  named(name: string, text: string, params: unknown[]): Promise<{ rows: unknown[] }> {
+    return this.call({ op: "named", name, text, params }) as Promise<{ rows: unknown[] }>;
+  }
+
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   async transaction<T>(fn: (tx: ThreadTransaction) => Promise<T>): Promise<T> {
     const tx = (await this.call({ op: "begin" })) as number;

@@ -4,6 +4,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { ParserOptions, PGlite, Results, Transaction } from "@electric-sql/pglite";
 import { createPglite } from "./create-pglite.ts";
+import { NamedStatements } from "./named-statements.ts";
 import {
   errorData,
   type ThreadAnswer,
@@ -46,6 +47,7 @@ try {
   process.exit(1);
 }
 
+const named = new NamedStatements(db);
 const transactions = new Map<number, OpenTransaction>();
 let nextTransaction = 1;
 
@@ -102,6 +104,8 @@ async function run(call: ThreadCall): Promise<unknown> {
     }
     case "exec":
       return (await target(call.tx).exec(call.text)).map(plain);
+    case "named":
+      return named.run(call.name, call.text, call.params);
     case "begin":
       return begin();
     case "end":

@@ -23,6 +23,7 @@ export type ThreadCall =
       tx?: number;
     }
   | { id: number; op: "exec"; text: string; tx?: number }
+  | { id: number; op: "named"; name: string; text: string; params: unknown[] }
   | { id: number; op: "begin" }
   | { id: number; op: "end"; tx: number; commit: boolean }
   | { id: number; op: "dump" }
