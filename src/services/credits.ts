@@ -4,7 +4,7 @@ import type { MoneyBook } from "../billing/money-book.ts";
 import { RedisAway } from "../billing/shared/away-from-redis.ts";
 import type { SharedMoney } from "../billing/shared/shared-money.ts";
 import { invalidRequest } from "../http/errors.ts";
-import type { Balance, CreditsRepository, TakeChange } from "../store/repositories/credits.ts";
+import type { Balance, CreditsAfter, CreditsRepository, TakeChange } from "../store/repositories/credits.ts";
 import type { AccountsService } from "./accounts.ts";
 
 /** Prepaid credits of accounts, set and topped up by the operator. */
@@ -110,7 +110,7 @@ export class CreditsService {
     write: (take: TakeChange | undefined) => Promise<Balance | undefined>,
   ): Promise<Balance | undefined> {
     const changeId = `credits-${randomUUID()}`;
-    let after: { balanceMicros: number; version: number } | undefined;
+    let after: CreditsAfter | undefined;
     let taken = false;
     try {
       const next = await write(async (amount, balance) => {
@@ -119,7 +119,11 @@ export class CreditsService {
         return taken;
       });
       if (next === undefined || after === undefined) return undefined;
-      await shared.closeNow(changeId, { keyMonths: [], credits: [{ accountId, ...after }] });
+      const credited = { micros: after.creditedMicros, version: after.version };
+      await shared.closeNow(changeId, {
+        keyMonths: [],
+        credits: [{ accountId, spentMicros: after.spentMicros, credited }],
+      });
     } catch (error) {
       if (taken && !(error instanceof RedisAway)) {
         const truth = await shared.totalsOf({ keyId: null, month: "", accountId, prepaid: true });

@@ -61,18 +61,26 @@ export const creditBalances = pgTable("credit_balances", {
   accountId: uuid("account_id")
     .primaryKey()
     .references(() => accounts.id, { onDelete: "cascade" }),
-  balanceMicros: bigint("balance_micros", { mode: "number" }).notNull().default(0),
-  /** Held by requests in flight; what may still be spent is balance - held. */
+  /**
+   * What the operator credited, all changes together. The balance is credited - spent: usage only
+   * ever adds to `spent` (as to a key's month), so a batch of records never rewrites what an
+   * operator set, and copies of either merge without a lock.
+   */
+  creditedMicros: bigint("credited_micros", { mode: "number" }).notNull().default(0),
+  /** The cost of every prepaid usage record of the account. */
+  spentMicros: bigint("spent_micros", { mode: "number" }).notNull().default(0),
+  /** Held by requests in flight; what may still be spent is credited - spent - held. */
   heldMicros: bigint("held_micros", { mode: "number" }).notNull().default(0),
   /**
-   * Raised by every change of the balance: where Redis holds a copy (several instances), a copy
-   * of a newer version replaces an older one, whatever order they arrive in.
+   * Raised by every operator change of `credited`: where Redis holds a copy (several instances), a
+   * copy of a newer version replaces an older one, whatever order they arrive in. (`spent` only
+   * grows: the larger copy is the newer.)
    */
   version: bigint("version", { mode: "number" }).notNull().default(0),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 
-/** Every change to a balance, so no credit ever moves without a trace. */
+/** Every operator change of credits, so none moves without a trace (usage is in its records). */
 export const creditLedger = pgTable(
   "credit_ledger",
   {

@@ -1,5 +1,7 @@
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CreditsRepository } from "../../src/store/repositories/credits.ts";
+import { creditBalances } from "../../src/store/schema.ts";
 import { readJson } from "../helpers/read-json.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { STORE_KINDS } from "../helpers/test-store.ts";
@@ -333,7 +335,7 @@ describe.each(STORE_KINDS)("Money (%s): prepaid credits", (store) => {
     });
   });
 
-  it("the ledger adds up to the balance: its usage entries to the records' costs, the operator's changes to theirs", async () => {
+  it("the balance is what the operator credited (the ledger of changes adds up to it) minus the records' costs", async () => {
     const { key, keyId, accountId } = await t.newKey();
     await t.admin("PUT", `/accounts/${accountId}/credits`, { balance: 1 });
     await post(t, key, "/v1/test-billed", { max: 0.3, cost: 0.3 });
@@ -344,15 +346,20 @@ describe.each(STORE_KINDS)("Money (%s): prepaid credits", (store) => {
     expect((await t.admin("POST", `/accounts/${accountId}/credits`, { amount: -0.6 })).status).toBe(400);
     expect((await t.admin("POST", `/accounts/${accountId}/credits`, { amount: -0.5 })).body.balance).toBe(0);
 
+    await t.app.services.billing.usageWritten();
     const records = await t.app.services.usage.list({ keyId }, { limit: 10, offset: 0 });
     const ledger = await new CreditsRepository(t.store.db).ledger(accountId, 100);
-    const sum = (entries: Array<{ amountMicros: number }>) =>
-      entries.reduce((total, entry) => total + entry.amountMicros, 0);
-    expect(sum(ledger)).toBe(0);
-    expect(sum(ledger.filter((entry) => entry.kind === "usage"))).toBe(
-      -records.reduce((total, record) => total + record.costMicros, 0),
-    );
-    expect(sum(ledger.filter((entry) => entry.kind !== "usage"))).toBe(500_000);
+    expect(ledger.map((entry) => [entry.kind, entry.amountMicros, entry.balanceAfterMicros])).toEqual([
+      ["add", -500_000, 0],
+      ["set", 1_000_000, 1_000_000],
+    ]);
+    const [row] = await t.store.db
+      .select()
+      .from(creditBalances)
+      .where(eq(creditBalances.accountId, accountId));
+    expect(row?.creditedMicros).toBe(500_000);
+    expect(row?.spentMicros).toBe(records.reduce((total, record) => total + record.costMicros, 0));
+    expect(row?.spentMicros).toBe(500_000);
   });
 });
 

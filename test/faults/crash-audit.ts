@@ -26,7 +26,7 @@ export interface CrashAudit {
   overspentKeys: string[];
   /** Accounts whose balance is not their credits minus their records' costs, that hold credits, or are below 0. */
   creditMismatches: string[];
-  /** Accounts whose ledger does not add up to the balance, or whose usage entries do not add up to their records' costs. */
+  /** Accounts whose ledger (the operator's changes) does not add up to what they are credited, or whose spend is not their records' costs. */
   ledgerMismatches: string[];
 }
 
@@ -89,24 +89,19 @@ export async function auditCrash(
         .reduce((sum, r) => sum + r.costMicros, 0);
       const balance = balances.find((b) => b.accountId === account.id);
       const expected = account.credits * MICROS - costs;
-      if (
-        !balance ||
-        balance.balanceMicros !== expected ||
-        balance.heldMicros !== 0 ||
-        balance.balanceMicros < 0
-      ) {
+      const left = balance ? balance.creditedMicros - balance.spentMicros : undefined;
+      if (!balance || left !== expected || balance.heldMicros !== 0 || (left ?? 0) < 0) {
         audit.creditMismatches.push(
-          `${account.id}: balance ${balance?.balanceMicros}, expected ${expected}, held ${balance?.heldMicros}`,
+          `${account.id}: balance ${left}, expected ${expected}, held ${balance?.heldMicros}`,
         );
       }
       const entries = ledger.filter((l) => l.accountId === account.id);
       const total = entries.reduce((sum, l) => sum + l.amountMicros, 0);
-      // Usage is charged in one entry per account and batch of records: a record charged twice (or
-      // not at all) shows as a difference between these sums; a request has one record at most.
-      const charged = -entries.filter((l) => l.kind === "usage").reduce((sum, l) => sum + l.amountMicros, 0);
-      if (total !== balance?.balanceMicros || charged !== costs) {
+      // Usage adds each record's cost to the account's spend once: a record charged twice (or not
+      // at all) shows as a difference between these sums; a request has one record at most.
+      if (total !== balance?.creditedMicros || balance?.spentMicros !== costs) {
         audit.ledgerMismatches.push(
-          `${account.id}: ledger ${total}, balance ${balance?.balanceMicros}, usage charged ${charged}, records' costs ${costs}`,
+          `${account.id}: ledger ${total}, credited ${balance?.creditedMicros}, spent ${balance?.spentMicros}, records' costs ${costs}`,
         );
       }
     }

@@ -88,7 +88,9 @@ describe("Embedded database in its own thread", () => {
     expect(await insert(3)).toEqual([{ n: 3, t: "x" }]);
     // A statement that does not parse is not remembered: the same name works once it does.
     await expect(named("test_named_bad", sql`SELECT FROM nowhere_at_all`)).rejects.toThrow(/nowhere_at_all/);
-    expect(await named("test_named_count", sql`SELECT count(*)::int AS n FROM thread_named`)).toEqual([{ n: 3 }]);
+    expect(await named("test_named_count", sql`SELECT count(*)::int AS n FROM thread_named`)).toEqual([
+      { n: 3 },
+    ]);
 
     const [, during] = await Promise.all([
       store.db
@@ -101,7 +103,9 @@ describe("Embedded database in its own thread", () => {
       new Promise((resolve) => setTimeout(resolve, 10)).then(() => insert(11)),
     ]);
     expect(during).toEqual([{ n: 11, t: "x" }]);
-    expect(await named("test_named_count", sql`SELECT count(*)::int AS n FROM thread_named`)).toEqual([{ n: 4 }]);
+    expect(await named("test_named_count", sql`SELECT count(*)::int AS n FROM thread_named`)).toEqual([
+      { n: 4 },
+    ]);
   });
 
   it("records written in one statement keep the times their requests ended (the list's order)", async () => {

@@ -7,7 +7,9 @@
  *   the holds they have in flight; missing after a flush (nothing is admitted then);
  * - `k:<key>:<month>` hash: `spent` (what PostgreSQL recorded, brought up to its newest total),
  *   `reserved` (the holds of it) and `loaded` (the copy is whole and may decide);
- * - `a:<account>` hash: `balance` and its `version` (PostgreSQL's), `held`, `loaded`;
+ * - `c:<account>` hash: `credited` and its `version` (PostgreSQL's), `spent` (as a key month's),
+ *   `held`, `loaded`; what is left is credited - spent - held (the callers name an account "a"; the
+ *   hashes of an older layout, `a:<account>` with a single balance, are never read and expire);
  * - `h` hash: request id -> hold (`<key>:<month>` or empty, account, prepaid 1|0, amount, kind, ...);
  * - `x` sorted set: request id by expiry (epoch ms), for the sweep.
  *
@@ -46,7 +48,7 @@ local function shift(N, f, sign)
     if redis.call("HEXISTS", k, "loaded") == 1 then redis.call("HINCRBY", k, "reserved", amount) end
   end
   if f[3] == "1" then
-    local a = N .. "a:" .. f[2]
+    local a = N .. "c:" .. f[2]
     if redis.call("HEXISTS", a, "loaded") == 1 then redis.call("HINCRBY", a, "held", amount) end
   end
 end
@@ -93,10 +95,10 @@ if ARGV[5] ~= "" then
   end
 end
 if ARGV[6] ~= "" then
-  a = N .. "a:" .. ARGV[6]
-  local credit = redis.call("HMGET", a, "balance", "held", "loaded")
-  if not credit[3] then return {"load", "a"} end
-  if tonumber(credit[1] or "0") - tonumber(credit[2] or "0") < tonumber(ARGV[9]) then
+  a = N .. "c:" .. ARGV[6]
+  local credit = redis.call("HMGET", a, "credited", "spent", "held", "loaded")
+  if not credit[4] then return {"load", "a"} end
+  if tonumber(credit[1] or "0") - tonumber(credit[2] or "0") - tonumber(credit[3] or "0") < tonumber(ARGV[9]) then
     return {"refused", "insufficient_credits"}
   end
 end
@@ -111,7 +113,8 @@ return {"ok"}
 /**
  * Ends holds and brings spends and balances up to what PostgreSQL recorded, in the epoch in force
  * (a close that raced a rebuild still lands where the next decision is taken).
- * ARGV: prefix, ttl (s), n, n request ids, m, m x (key month, spent), c, c x (account, balance, version).
+ * ARGV: prefix, ttl (s), n, n request ids, m, m x (key month, spent), c, c x (account, spent,
+ * credited, its version or -1 when the write did not change it).
  */
 export const CLOSE_SCRIPT = `${HELPERS}
 local M = ARGV[1]
@@ -131,22 +134,26 @@ for _ = 1, n do
 end
 n = tonumber(ARGV[i]) i = i + 1
 for _ = 1, n do
-  local a = N .. "a:" .. ARGV[i]
-  local version = tonumber(ARGV[i + 2])
-  if version > tonumber(redis.call("HGET", a, "version") or "-1") then
-    redis.call("HSET", a, "balance", ARGV[i + 1], "version", ARGV[i + 2])
+  local a = N .. "c:" .. ARGV[i]
+  if tonumber(ARGV[i + 1]) > tonumber(redis.call("HGET", a, "spent") or "-1") then
+    redis.call("HSET", a, "spent", ARGV[i + 1])
+  end
+  local version = tonumber(ARGV[i + 3])
+  if version >= 0 and version > tonumber(redis.call("HGET", a, "version") or "-1") then
+    redis.call("HSET", a, "credited", ARGV[i + 2], "version", ARGV[i + 3])
   end
   redis.call("EXPIRE", a, ttl)
-  i = i + 3
+  i = i + 4
 end
 return 1
 `;
 
 /**
  * Makes a key month's or an account's copy whole from what PostgreSQL holds: its durable
- * reservations become holds, its spend (balance) the newer of PostgreSQL's and what closes brought,
- * and its reserved (held) the sum of its holds.
- * ARGV: prefix, epoch, "k"|"a", key month | account, micros, version, ttl, n, n x (id, hold, expiry).
+ * reservations become holds, its spend (and what it is credited) the newer of PostgreSQL's and what
+ * closes brought, and its reserved (held) the sum of its holds.
+ * ARGV: prefix, epoch, "k"|"a", key month | account, spent | credited, version, spent (account),
+ * ttl, n, n x (id, hold, expiry).
  */
 export const LOAD_SCRIPT = `${HELPERS}
 local M, E = ARGV[1], ARGV[2]
@@ -154,10 +161,10 @@ local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
 local N = M .. E .. ":"
 local kind, id, micros, version = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
-local ttl = tonumber(ARGV[7])
-local n = tonumber(ARGV[8])
-for j = 0, n - 1 do addhold(N, ARGV[9 + 3 * j], ARGV[10 + 3 * j], ARGV[11 + 3 * j], ttl) end
-local key = N .. kind .. ":" .. id
+local ttl = tonumber(ARGV[8])
+local n = tonumber(ARGV[9])
+for j = 0, n - 1 do addhold(N, ARGV[10 + 3 * j], ARGV[11 + 3 * j], ARGV[12 + 3 * j], ttl) end
+local key = N .. (kind == "a" and "c" or kind) .. ":" .. id
 if redis.call("HEXISTS", key, "loaded") == 1 then return {"ok"} end
 local sum = 0
 local holds = redis.call("HGETALL", N .. "h")
@@ -172,7 +179,10 @@ if kind == "k" then
   redis.call("HSET", key, "reserved", int(sum), "loaded", 1)
 else
   if version > tonumber(redis.call("HGET", key, "version") or "-1") then
-    redis.call("HSET", key, "balance", ARGV[5], "version", ARGV[6])
+    redis.call("HSET", key, "credited", ARGV[5], "version", ARGV[6])
+  end
+  if tonumber(ARGV[7]) > tonumber(redis.call("HGET", key, "spent") or "-1") then
+    redis.call("HSET", key, "spent", ARGV[7])
   end
   redis.call("HSET", key, "held", int(sum), "loaded", 1)
 end
@@ -220,19 +230,23 @@ return out
 `;
 
 /**
- * Reads a copy: `{"ok", spent|balance, reserved|held}`, `{"load"}` or `{"epoch", current}`.
+ * Reads a copy: `{"ok", spent|balance, reserved|held}`, `{"load"}` or `{"epoch", current}`; a
+ * balance is credited - spent.
  * ARGV: prefix, epoch, "k"|"a", key month | account.
  */
 export const READ_SCRIPT = `
 local M, E = ARGV[1], ARGV[2]
 local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
-local key = M .. E .. ":" .. ARGV[3] .. ":" .. ARGV[4]
-local values
-if ARGV[3] == "k" then values = redis.call("HMGET", key, "spent", "reserved", "loaded")
-else values = redis.call("HMGET", key, "balance", "held", "loaded") end
-if not values[3] then return {"load"} end
-return {"ok", values[1] or "0", values[2] or "0"}
+local key = M .. E .. ":" .. (ARGV[3] == "a" and "c" or ARGV[3]) .. ":" .. ARGV[4]
+if ARGV[3] == "k" then
+  local values = redis.call("HMGET", key, "spent", "reserved", "loaded")
+  if not values[3] then return {"load"} end
+  return {"ok", values[1] or "0", values[2] or "0"}
+end
+local values = redis.call("HMGET", key, "credited", "spent", "held", "loaded")
+if not values[4] then return {"load"} end
+return {"ok", string.format("%d", tonumber(values[1] or "0") - tonumber(values[2] or "0")), values[3] or "0"}
 `;
 
 /**
@@ -247,7 +261,7 @@ local M, E = ARGV[1], ARGV[2]
 local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
 local N = M .. E .. ":"
-local a = N .. "a:" .. ARGV[3]
+local a = N .. "c:" .. ARGV[3]
 local credit = redis.call("HMGET", a, "held", "loaded")
 if not credit[2] then return {"load", "a"} end
 local after = tonumber(ARGV[4])

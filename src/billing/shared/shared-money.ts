@@ -32,8 +32,7 @@ export class SharedMoney {
   private readonly epochs: EpochFollower;
   /** Holds this instance placed and has not closed: what it puts back into a rebuilt epoch. */
   private readonly open = new Map<string, SharedHold>();
-  private closing: { ids: string[]; keyMonths: Map<string, number>; credits: Map<string, [number, number]> } =
-    emptyClosing();
+  private closing = emptyClosing();
   private closeScheduled = false;
   private readonly away: AwayFromRedis;
 
@@ -176,8 +175,14 @@ export class SharedMoney {
     }
     for (const row of totals?.credits ?? []) {
       const seen = this.closing.credits.get(row.accountId);
-      if (!seen || seen[1] < row.version)
-        this.closing.credits.set(row.accountId, [row.balanceMicros, row.version]);
+      const credited =
+        seen?.credited && (!row.credited || row.credited.version < seen.credited.version)
+          ? seen.credited
+          : row.credited;
+      this.closing.credits.set(row.accountId, {
+        spent: Math.max(seen?.spent ?? 0, row.spentMicros),
+        ...(credited ? { credited } : {}),
+      });
     }
     if (this.closeScheduled) return;
     this.closeScheduled = true;
@@ -306,8 +311,8 @@ export class SharedMoney {
       const credit = await this.repo.moneyOfRecord({ accountId: hold.accountId });
       totals.credits.push({
         accountId: hold.accountId,
-        balanceMicros: credit.micros,
-        version: credit.version,
+        spentMicros: credit.spentMicros,
+        credited: { micros: credit.micros, version: credit.version },
       });
     }
     return totals;
@@ -350,6 +355,7 @@ export class SharedMoney {
       "keyId" in of ? keyMonthOf(of) : of.accountId,
       String(record.micros),
       String(record.version),
+      String(record.spentMicros),
       String(MONEY_TTL_SECONDS),
       String(record.durable.length),
       ...durable,
@@ -367,7 +373,9 @@ export class SharedMoney {
     const args = [this.prefix, String(MONEY_TTL_SECONDS), String(ids.length), ...ids, String(keyMonths.size)];
     for (const [id, spent] of keyMonths) args.push(id, String(spent));
     args.push(String(credits.size));
-    for (const [id, [balance, version]] of credits) args.push(id, String(balance), String(version));
+    for (const [id, { spent, credited }] of credits) {
+      args.push(id, String(spent), String(credited?.micros ?? 0), String(credited?.version ?? -1));
+    }
     // A close that fails leaves its holds to the sweep, which closes them with PostgreSQL's totals.
     return this.redis.zonaMoneyClose(0, ...args).then(
       () => undefined,
@@ -385,6 +393,7 @@ function emptyClosing() {
   return {
     ids: [] as string[],
     keyMonths: new Map<string, number>(),
-    credits: new Map<string, [number, number]>(),
+    /** Per account: its spend, and what it is credited when a change said so. */
+    credits: new Map<string, { spent: number; credited?: { micros: number; version: number } }>(),
   };
 }

@@ -1,6 +1,6 @@
 import type { Database, Store } from "../database.ts";
 import { and, eq, lt, sql } from "../drizzle.ts";
-import { creditBalances, creditLedger, keyMonthSpend, reservations, usageRecords } from "../schema.ts";
+import { creditBalances, keyMonthSpend, reservations, usageRecords } from "../schema.ts";
 import { totalsOf, usageBatchStatement } from "./usage-batch-statement.ts";
 
 /** A reservation as stored. */
@@ -18,7 +18,7 @@ export type ReserveRefusal = "spending_limit_reached" | "insufficient_credits";
  */
 export type UsageRecordRow = Omit<typeof usageRecords.$inferInsert, "createdAt"> & {
   createdMs?: number;
-  /** The cost is taken from the account's prepaid credits, with an entry in their ledger. */
+  /** The cost is taken from the account's prepaid credits (added to what they spent). */
   prepaid?: boolean;
 };
 
@@ -26,24 +26,34 @@ export type UsageRecordRow = Omit<typeof usageRecords.$inferInsert, "createdAt">
 export interface Settled {
   reservation: ReservationRow;
   record: UsageRow | undefined;
-  /** The key's month spend and the account's balance as the settlement left them. */
+  /** The key's month spend and the account's prepaid spend as the settlement left them. */
   totals: RecordedTotals;
 }
 
 /**
- * The spend of every key month and the balance of every account a write changed, as it left them:
- * what Redis's copy of the money is brought up to (a spend only grows; a balance has a version).
+ * The spend of every key month and account a write changed, as it left them: what Redis's copy of
+ * the money is brought up to (a spend only grows). An operator's change also says what the account
+ * is credited, with its version (a newer version replaces an older one).
  */
 export interface RecordedTotals {
   keyMonths: Array<{ keyId: string; month: string; spentMicros: number }>;
-  credits: Array<{ accountId: string; balanceMicros: number; version: number }>;
+  credits: Array<CreditTotals>;
+}
+
+/** An account's prepaid spend as a write left it, and what it is credited when the write changed that. */
+export interface CreditTotals {
+  accountId: string;
+  spentMicros: number;
+  credited?: { micros: number; version: number };
 }
 
 /** What PostgreSQL holds of one key month or one account when Redis's copy is (re)loaded. */
 export interface MoneyOfRecord {
-  /** The key month's spend, or the account's balance. */
+  /** The key month's spend, or what the account is credited. */
   micros: number;
-  /** The balance's version (0 for a key month). */
+  /** The account's prepaid spend (the key month's spend again for a key month). */
+  spentMicros: number;
+  /** The version of what the account is credited (0 for a key month). */
   version: number;
   /** The durable reservations (videos) that hold money of it. */
   durable: ReservationRow[];
@@ -108,7 +118,7 @@ export class BillingRepository {
             .where(
               and(
                 eq(creditBalances.accountId, row.accountId),
-                sql`${creditBalances.balanceMicros} - ${creditBalances.heldMicros} >= ${needed}`,
+                sql`${creditBalances.creditedMicros} - ${creditBalances.spentMicros} - ${creditBalances.heldMicros} >= ${needed}`,
               ),
             )
             .returning({ accountId: creditBalances.accountId });
@@ -142,7 +152,9 @@ export class BillingRepository {
     }
     if (row.prepaid) {
       const balances = await this.db
-        .select({ free: sql<string>`${creditBalances.balanceMicros} - ${creditBalances.heldMicros}` })
+        .select({
+          free: sql<string>`${creditBalances.creditedMicros} - ${creditBalances.spentMicros} - ${creditBalances.heldMicros}`,
+        })
         .from(creditBalances)
         .where(eq(creditBalances.accountId, row.accountId));
       if (Number(balances[0]?.free ?? 0) < Math.max(row.amountMicros, 1)) return "insufficient_credits";
@@ -177,30 +189,15 @@ export class BillingRepository {
           });
       }
       if (reservation.prepaid) {
-        const balances = await tx
+        totals.credits = await tx
           .update(creditBalances)
           .set({
             heldMicros: sql`${creditBalances.heldMicros} - ${reservation.amountMicros}`,
-            balanceMicros: sql`${creditBalances.balanceMicros} - ${cost}`,
-            version: sql`${creditBalances.version} + 1`,
+            spentMicros: sql`${creditBalances.spentMicros} + ${cost}`,
             updatedAt: sql`now()`,
           })
           .where(eq(creditBalances.accountId, reservation.accountId))
-          .returning({
-            accountId: creditBalances.accountId,
-            balanceMicros: creditBalances.balanceMicros,
-            version: creditBalances.version,
-          });
-        totals.credits = balances;
-        if (cost > 0) {
-          await tx.insert(creditLedger).values({
-            accountId: reservation.accountId,
-            kind: "usage",
-            amountMicros: -cost,
-            balanceAfterMicros: balances[0]?.balanceMicros ?? 0,
-            note: requestId,
-          });
-        }
+          .returning({ accountId: creditBalances.accountId, spentMicros: creditBalances.spentMicros });
       }
       const records = await tx
         .insert(usageRecords)
@@ -228,7 +225,7 @@ export class BillingRepository {
    * Writes usage records whose money was settled elsewhere (nothing was reserved in the database:
    * keys without a monthly limit on a postpaid installation, or every request where the embedded
    * money book holds the money) in one statement for the whole batch: each cost goes to its key's
-   * month and, for a `prepaid` row, comes off its account's credits with a ledger entry. A record
+   * month and, for a `prepaid` row, to what its account spent of its credits. A record
    * written before (same request id) changes nothing.
    */
   async record(rows: Array<UsageRecordRow>): Promise<void> {
@@ -253,8 +250,8 @@ export class BillingRepository {
   }
 
   /**
-   * What PostgreSQL holds of a key's month (its spend) or of an account (its balance), with the
-   * durable reservations holding money of it, read as one (a repeatable-read snapshot).
+   * What PostgreSQL holds of a key's month (its spend) or of an account (what it is credited and
+   * spent), with the durable reservations holding money of it, read as one (a repeatable-read snapshot).
    */
   async moneyOfRecord(of: { keyId: string; month: string } | { accountId: string }): Promise<MoneyOfRecord> {
     return this.db.transaction(
@@ -268,17 +265,27 @@ export class BillingRepository {
             .select()
             .from(reservations)
             .where(and(eq(reservations.keyId, of.keyId), eq(reservations.month, of.month)));
-          return { micros: spend[0]?.spentMicros ?? 0, version: 0, durable };
+          const spent = spend[0]?.spentMicros ?? 0;
+          return { micros: spent, spentMicros: spent, version: 0, durable };
         }
         const balance = await tx
-          .select({ balanceMicros: creditBalances.balanceMicros, version: creditBalances.version })
+          .select({
+            creditedMicros: creditBalances.creditedMicros,
+            spentMicros: creditBalances.spentMicros,
+            version: creditBalances.version,
+          })
           .from(creditBalances)
           .where(eq(creditBalances.accountId, of.accountId));
         const durable = await tx
           .select()
           .from(reservations)
           .where(and(eq(reservations.accountId, of.accountId), eq(reservations.prepaid, true)));
-        return { micros: balance[0]?.balanceMicros ?? 0, version: balance[0]?.version ?? 0, durable };
+        return {
+          micros: balance[0]?.creditedMicros ?? 0,
+          spentMicros: balance[0]?.spentMicros ?? 0,
+          version: balance[0]?.version ?? 0,
+          durable,
+        };
       },
       { isolationLevel: "repeatable read", accessMode: "read only" },
     );
@@ -298,7 +305,8 @@ export class BillingRepository {
       const credits = await tx
         .select({
           accountId: creditBalances.accountId,
-          balanceMicros: creditBalances.balanceMicros,
+          balanceMicros:
+            sql<number>`${creditBalances.creditedMicros} - ${creditBalances.spentMicros}`.mapWith(Number),
           heldMicros: creditBalances.heldMicros,
         })
         .from(creditBalances);

@@ -11,17 +11,26 @@ export interface Balance {
   heldMicros: number;
 }
 
+/** What an operator's change leaves of an account's credits: the balance, and the two sums it is made of. */
+export interface CreditsAfter {
+  balanceMicros: number;
+  creditedMicros: number;
+  spentMicros: number;
+  /** The version of `creditedMicros`, raised by every change. */
+  version: number;
+}
+
 /**
  * Where the money is held elsewhere (the embedded money book, or Redis shared by instances):
  * decides whether a change of `amountMicros` may be made and takes it there while the balance's
- * row is locked; false refuses it. `after` is the balance the change leaves, with its version.
+ * row is locked; false refuses it. `after` is what the change leaves.
  */
-export type TakeChange = (
-  amountMicros: number,
-  after: { balanceMicros: number; version: number },
-) => boolean | Promise<boolean>;
+export type TakeChange = (amountMicros: number, after: CreditsAfter) => boolean | Promise<boolean>;
 
-/** Prepaid balances and their ledger; every change writes both in one transaction. */
+/**
+ * Prepaid balances and the ledger of operators' changes; every change writes both in one
+ * transaction. A balance is what the account is credited minus what its usage spent.
+ */
 export class CreditsRepository {
   private readonly db: Database;
   constructor(db: Database) {
@@ -30,7 +39,12 @@ export class CreditsRepository {
 
   async balance(accountId: string): Promise<Balance> {
     const rows = await this.db
-      .select({ balanceMicros: creditBalances.balanceMicros, heldMicros: creditBalances.heldMicros })
+      .select({
+        balanceMicros: sql<number>`${creditBalances.creditedMicros} - ${creditBalances.spentMicros}`.mapWith(
+          Number,
+        ),
+        heldMicros: creditBalances.heldMicros,
+      })
       .from(creditBalances)
       .where(eq(creditBalances.accountId, accountId));
     return rows[0] ?? { balanceMicros: 0, heldMicros: 0 };
@@ -76,30 +90,31 @@ export class CreditsRepository {
     take: TakeChange | undefined,
   ): Promise<Balance | undefined> {
     return this.db.transaction(async (tx) => {
-      await tx.insert(creditBalances).values({ accountId, balanceMicros: 0 }).onConflictDoNothing();
+      await tx.insert(creditBalances).values({ accountId }).onConflictDoNothing();
       // FOR UPDATE serialises concurrent changes of one balance.
       const locked = await tx
         .select({
-          balanceMicros: creditBalances.balanceMicros,
+          creditedMicros: creditBalances.creditedMicros,
+          spentMicros: creditBalances.spentMicros,
           heldMicros: creditBalances.heldMicros,
           version: creditBalances.version,
         })
         .from(creditBalances)
         .where(eq(creditBalances.accountId, accountId))
         .for("update");
-      const current = locked[0] ?? { balanceMicros: 0, heldMicros: 0, version: 0 };
-      const amount = delta(current.balanceMicros);
-      const next = current.balanceMicros + amount;
-      const version = current.version + 1;
-      if (
-        take
-          ? !(await take(amount, { balanceMicros: next, version }))
-          : next < Math.max(0, current.heldMicros)
-      )
-        return undefined;
+      const current = locked[0] ?? { creditedMicros: 0, spentMicros: 0, heldMicros: 0, version: 0 };
+      const amount = delta(current.creditedMicros - current.spentMicros);
+      const after: CreditsAfter = {
+        balanceMicros: current.creditedMicros - current.spentMicros + amount,
+        creditedMicros: current.creditedMicros + amount,
+        spentMicros: current.spentMicros,
+        version: current.version + 1,
+      };
+      const next = after.balanceMicros;
+      if (take ? !(await take(amount, after)) : next < Math.max(0, current.heldMicros)) return undefined;
       await tx
         .update(creditBalances)
-        .set({ balanceMicros: next, version, updatedAt: sql`now()` })
+        .set({ creditedMicros: after.creditedMicros, version: after.version, updatedAt: sql`now()` })
         .where(eq(creditBalances.accountId, accountId));
       await tx
         .insert(creditLedger)

@@ -1,14 +1,13 @@
 import type { SQL } from "drizzle-orm";
 import { sql } from "../drizzle.ts";
-import { creditBalances, creditLedger, keyMonthSpend, usageRecords } from "../schema.ts";
+import { creditBalances, keyMonthSpend, usageRecords } from "../schema.ts";
 import type { RecordedTotals, UsageRecordRow } from "./billing.ts";
 
 /**
  * The one statement that writes a batch of usage records: each record (a request id written before
- * changes nothing), each cost added to its key's month and, for prepaid rows, taken off the
- * account's credits with one ledger entry per account; with `totals`, it answers what it left of every
- * key month and balance it changed. Its text depends only on the variant, so it has a fixed name
- * for a prepared statement.
+ * changes nothing), each cost added to its key's month and, for prepaid rows, to what its account
+ * spent of its credits; with `totals`, it answers what it left of every key month and account it
+ * changed. Its text depends only on the variant, so it has a fixed name for a prepared statement.
  */
 export function usageBatchStatement(
   rows: Array<UsageRecordRow>,
@@ -72,52 +71,37 @@ export function totalsOf(answered: unknown[]): RecordedTotals {
     if (row.kind === "k") {
       found.keyMonths.push({ keyId: row.id, month: row.month ?? "", spentMicros: Number(row.micros) });
     } else {
-      found.credits.push({
-        accountId: row.id,
-        balanceMicros: Number(row.micros),
-        version: Number(row.version),
-      });
+      found.credits.push({ accountId: row.id, spentMicros: Number(row.micros) });
     }
   }
   return found;
 }
 
-// The prepaid part of a batch: each account's credits lose the sum of its new records' costs, with
-// one ledger entry for the batch (its note the request id when it charged one request, else how
-// many): the records themselves say what each request cost.
+// The prepaid part of a batch: each account's spend grows by its new records' costs, as a key's
+// month does (the balance is what it is credited minus what it spent; the records say what each
+// request cost).
 const creditCharges = sql`,
       charged AS (
-        SELECT batch.account_id, sum(recorded.cost_micros) AS total, count(*) AS charges,
-          min(batch.request_id) AS first_request,
-          max(coalesce(to_timestamp(batch.created_ms / 1000.0), now())) AS created_at
+        SELECT batch.account_id, sum(recorded.cost_micros) AS total
         FROM recorded JOIN batch USING (request_id)
         WHERE batch.prepaid AND recorded.cost_micros > 0
         GROUP BY batch.account_id
       ),
-      balances AS (
-        UPDATE ${creditBalances} SET balance_micros = ${creditBalances}.balance_micros - charged.total,
-          version = ${creditBalances}.version + 1, updated_at = now()
-        FROM charged
-        WHERE ${creditBalances}.account_id = charged.account_id
-        RETURNING ${creditBalances}.account_id, ${creditBalances}.balance_micros, ${creditBalances}.version
-      ),
-      ledger AS (
-        INSERT INTO ${creditLedger} (account_id, kind, amount_micros, balance_after_micros, note, created_at)
-        SELECT charged.account_id, 'usage', -charged.total, balances.balance_micros,
-          CASE WHEN charged.charges = 1 THEN charged.first_request ELSE charged.charges || ' requests' END,
-          charged.created_at
-        FROM charged JOIN balances USING (account_id)
+      credits AS (
+        INSERT INTO ${creditBalances} (account_id, spent_micros)
+        SELECT account_id, total FROM charged ORDER BY account_id
+        ON CONFLICT (account_id) DO UPDATE SET spent_micros = ${creditBalances}.spent_micros + excluded.spent_micros
+        RETURNING account_id, spent_micros
       )`;
 
-// What a batch says it left: every key month's spend, and (with credits charged) every balance.
-const totalsOfKeys = sql`SELECT 'k' AS kind, key_id::text AS id, month, spent_micros AS micros, 0 AS version FROM spent`;
+// What a batch says it left: every key month's spend, and (with credits charged) every account's.
+const totalsOfKeys = sql`SELECT 'k' AS kind, key_id::text AS id, month, spent_micros AS micros FROM spent`;
 const totalsWithCredits = sql`${totalsOfKeys}
-      UNION ALL SELECT 'a', account_id::text, NULL, balance_micros, version FROM balances`;
+      UNION ALL SELECT 'a', account_id::text, NULL, spent_micros FROM credits`;
 
 interface TotalsRow {
   kind: "k" | "a";
   id: string;
   month: string | null;
   micros: string | number;
-  version: string | number;
 }
