@@ -31,8 +31,8 @@ export interface Store {
   filesDir?: string;
   /**
    * Runs a statement as a named prepared statement, which each connection (PGlite's one session, or
-   * each of PostgreSQL's pooled connections) parses and plans once instead of at every call (for a hot statement whose text never varies under its
-   * name, only its parameters); its rows.
+   * each of PostgreSQL's pooled connections) parses and plans once instead of at every call (for a
+   * hot statement whose text never varies under its name, only its parameters); its rows.
    */
   named?(name: string, statement: SQL): Promise<unknown[]>;
   /** Tells other processes (the `zona` command) where the server holding this store listens. */

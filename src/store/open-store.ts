@@ -104,14 +104,10 @@ async function openPglite(dataDir: string | undefined, template?: MemoryTemplate
       dataDir === undefined
         ? join(tmpdir(), `zona-files-${randomBytes(8).toString("hex")}`)
         : join(dataDir, "files");
-    const dialect = new PgDialect();
     return {
       db,
       kind: "pglite",
-      named: async (name, statement) => {
-        const { sql: text, params } = dialect.sqlToQuery(statement);
-        return (await open.named(name, text, params)).rows;
-      },
+      named: namedVia(async (name, text, params) => (await open.named(name, text, params)).rows),
       usageJournal: journal,
       filesDir,
       announce: (url) => lock?.update({ url }),
@@ -161,17 +157,24 @@ async function openPostgres(url: string): Promise<Store> {
   }
   const db = drizzlePostgres({ client: pool, schema }) as unknown as Database;
   const query = async <T>(text: string) => (await pool.query(text)).rows as T[];
-  const dialect = new PgDialect();
   return {
     db,
     kind: "postgres",
-    named: async (name, statement) => {
-      const { sql: text, params } = dialect.sqlToQuery(statement);
-      return (await pool.query({ name, text, values: params })).rows;
-    },
+    named: namedVia(async (name, text, values) => (await pool.query({ name, text, values })).rows),
     announce: () => {},
     ping: () => checkMigrations(query, migrations),
     close: () => pool.end(),
+  };
+}
+
+/** `Store.named` over a session that runs a statement's text under its name. */
+function namedVia(
+  run: (name: string, text: string, params: unknown[]) => Promise<unknown[]>,
+): NonNullable<Store["named"]> {
+  const dialect = new PgDialect();
+  return (name, statement) => {
+    const { sql: text, params } = dialect.sqlToQuery(statement);
+    return run(name, text, params);
   };
 }
 

@@ -175,10 +175,7 @@ export class SharedMoney {
     }
     for (const row of totals?.credits ?? []) {
       const seen = this.closing.credits.get(row.accountId);
-      const credited =
-        seen?.credited && (!row.credited || row.credited.version < seen.credited.version)
-          ? seen.credited
-          : row.credited;
+      const credited = newerCredited(seen?.credited, row.credited);
       this.closing.credits.set(row.accountId, {
         spent: Math.max(seen?.spent ?? 0, row.spentMicros),
         ...(credited ? { credited } : {}),
@@ -387,6 +384,16 @@ export class SharedMoney {
       },
     );
   }
+}
+
+/** Of two copies of what an account is credited, the one of the higher version. */
+function newerCredited(
+  a: { micros: number; version: number } | undefined,
+  b: { micros: number; version: number } | undefined,
+) {
+  if (!a) return b;
+  if (!b) return a;
+  return b.version >= a.version ? b : a;
 }
 
 function emptyClosing() {

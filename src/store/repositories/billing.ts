@@ -1,6 +1,7 @@
 import type { Database, Store } from "../database.ts";
 import { and, eq, lt, sql } from "../drizzle.ts";
 import { creditBalances, keyMonthSpend, reservations, usageRecords } from "../schema.ts";
+import { balanceLeft, creditsFree } from "./credits-left.ts";
 import { totalsOf, usageBatchStatement } from "./usage-batch-statement.ts";
 
 /** A reservation as stored. */
@@ -115,12 +116,7 @@ export class BillingRepository {
           const held = await tx
             .update(creditBalances)
             .set({ heldMicros: sql`${creditBalances.heldMicros} + ${amount}` })
-            .where(
-              and(
-                eq(creditBalances.accountId, row.accountId),
-                sql`${creditBalances.creditedMicros} - ${creditBalances.spentMicros} - ${creditBalances.heldMicros} >= ${needed}`,
-              ),
-            )
+            .where(and(eq(creditBalances.accountId, row.accountId), sql`${creditsFree()} >= ${needed}`))
             .returning({ accountId: creditBalances.accountId });
           if (held.length === 0) throw new Refused("insufficient_credits");
         }
@@ -152,9 +148,7 @@ export class BillingRepository {
     }
     if (row.prepaid) {
       const balances = await this.db
-        .select({
-          free: sql<string>`${creditBalances.creditedMicros} - ${creditBalances.spentMicros} - ${creditBalances.heldMicros}`,
-        })
+        .select({ free: creditsFree() })
         .from(creditBalances)
         .where(eq(creditBalances.accountId, row.accountId));
       if (Number(balances[0]?.free ?? 0) < Math.max(row.amountMicros, 1)) return "insufficient_credits";
@@ -305,8 +299,7 @@ export class BillingRepository {
       const credits = await tx
         .select({
           accountId: creditBalances.accountId,
-          balanceMicros:
-            sql<number>`${creditBalances.creditedMicros} - ${creditBalances.spentMicros}`.mapWith(Number),
+          balanceMicros: balanceLeft(),
           heldMicros: creditBalances.heldMicros,
         })
         .from(creditBalances);

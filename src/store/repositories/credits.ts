@@ -1,6 +1,7 @@
 import type { Database } from "../database.ts";
 import { desc, eq, sql } from "../drizzle.ts";
 import { creditBalances, creditLedger } from "../schema.ts";
+import { balanceLeft } from "./credits-left.ts";
 
 /** One entry of an account's credit history. */
 export type LedgerRow = typeof creditLedger.$inferSelect;
@@ -40,9 +41,7 @@ export class CreditsRepository {
   async balance(accountId: string): Promise<Balance> {
     const rows = await this.db
       .select({
-        balanceMicros: sql<number>`${creditBalances.creditedMicros} - ${creditBalances.spentMicros}`.mapWith(
-          Number,
-        ),
+        balanceMicros: balanceLeft(),
         heldMicros: creditBalances.heldMicros,
       })
       .from(creditBalances)

@@ -34,10 +34,11 @@ export function Composer(props: {
 
   const length = [...text].length;
   const tooLong = length > MAX_CONTENT;
-  const canSend = !props.answering && text.trim() !== "" && !tooLong && model !== undefined;
+  const ready = !props.answering && text.trim() !== "" && !tooLong;
+  const canSend = ready && model !== undefined;
 
   const submit = () => {
-    if (!models && !props.answering && text.trim() !== "" && !tooLong) {
+    if (!models && ready) {
       setSendOnceLoaded(true);
       return;
     }
