@@ -11,7 +11,12 @@ import { checkMachines } from "./engines/machine-check.ts";
 import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
 import { applyClientTimeouts, CHECK_EVERY_MS, closeStalledAnswers } from "./http/client-timeouts.ts";
 import { installCors } from "./http/cors.ts";
-import { answerClientError, installErrorHandling, sendFrameworkError } from "./http/error-handler.ts";
+import {
+  answerClientError,
+  installErrorHandling,
+  replaceWithError,
+  sendFrameworkError,
+} from "./http/error-handler.ts";
 import { closeIdleConnectionsOnClose } from "./http/idle-connections.ts";
 import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
@@ -24,6 +29,7 @@ import { createDurableQueue, createJobQueue } from "./jobs/create-job-queue.ts";
 import type { JobQueue } from "./jobs/job-queue.ts";
 import type { CounterStore } from "./limits/counter-store.ts";
 import { createCounterStore } from "./limits/create-counter-store.ts";
+import { DeferredTakes } from "./limits/deferred-takes.ts";
 import { installRouteLimiters } from "./limits/route-limiters.ts";
 import { TrustedNetworks } from "./limits/trusted-networks.ts";
 import { createAppMetrics } from "./metrics/app-metrics.ts";
@@ -99,9 +105,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limitCounters = appMetrics.limits;
   const counterStore =
     deps.counterStore ?? (await createCounterStore(config, { log: app.log, metrics: limitCounters }));
-  // Several instances (PostgreSQL and Redis): what is left of the money is decided in Redis.
+  const clock = deps.now ?? (() => new Date());
+  // Several instances (PostgreSQL and Redis): what is left of the money is decided in Redis, and a
+  // request that holds money there has its key limits taken in the same script call.
   const moneyAt = deps.store.usageJournal ? undefined : counterStore.money?.();
-  const sharedMoney = moneyAt ? await openSharedMoney(moneyAt, deps.store, app.log) : undefined;
+  const keyTakes = moneyAt ? new DeferredTakes(counterStore, clock) : undefined;
+  const sharedMoney = moneyAt
+    ? await openSharedMoney(
+        moneyAt,
+        deps.store,
+        app.log,
+        keyTakes && { deferred: keyTakes, prefix: moneyAt.counterPrefix },
+      )
+    : undefined;
   const services = createServices(
     config,
     deps.store,
@@ -145,7 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook("onClose", () => counterStore.close());
 
-  const limits = { store: counterStore, now: deps.now ?? (() => new Date()), refused: limitCounters.refused };
+  const limits = { store: counterStore, now: clock, refused: limitCounters.refused };
 
   closeIdleConnectionsOnClose(app);
   applyClientTimeouts(app.server);
@@ -156,7 +172,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   installRequestMetrics(app, { metrics, knownModel: (id) => services.catalogue.find(id) !== undefined });
   installBodyParsers(app);
   installUnstorableTextGuard(app);
-  installErrorHandling(app);
+  installErrorHandling(app, {
+    before: (request) => (keyTakes?.has(request.id) ? keyTakes.before(request.id) : undefined),
+  });
   installCors(app, () => services.config.server.cors_origins);
   app.decorateRequest("principal", null);
   app.decorateRequest("user", null);
@@ -175,6 +193,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config,
     services,
     limits,
+    ...(keyTakes
+      ? {
+          deferred: {
+            takes: keyTakes,
+            holdsMoney: (principal) => services.billing.holdsMoney(principal),
+            replaceWith: replaceWithError,
+          },
+        }
+      : {}),
     plugins: deps.keyApiPlugins ?? [],
     text: services.text,
     catalogue: services.catalogue,

@@ -8,6 +8,7 @@ import { BookPayments } from "./book-payments.ts";
 import type { Charge } from "./charge.ts";
 import type { MoneyBook } from "./money-book.ts";
 import { monthOf } from "./month.ts";
+import type { Payer } from "./payer.ts";
 import type { PaymentTools } from "./payment-tools.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
 import { FLUSH_WAIT_MS, Settlements } from "./settlements.ts";
@@ -95,6 +96,11 @@ export class BillingService {
     this.log = deps.log;
   }
 
+  /** Whether requests of this payer hold money (a key's monthly limit, or prepaid credits). */
+  holdsMoney(payer: Pick<Payer, "monthlyLimitMicros">): boolean {
+    return this.prepaid || payer.monthlyLimitMicros !== null;
+  }
+
   /**
    * Holds the highest possible cost, or throws the spec's 402. A key without a monthly limit on an
    * installation without prepaid credits has nothing that could be overspent: nothing is held, and
@@ -106,7 +112,7 @@ export class BillingService {
     const now = this.now();
     const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
     const month = monthOf(now);
-    if (!this.prepaid && charge.principal.monthlyLimitMicros === null) {
+    if (!this.holdsMoney(charge.principal)) {
       this.settlements.opened(charge.requestId);
       return new Reservation(charge.requestId, amount, {
         close: (id, facts) => this.closeUnheld(id, charge, amount, month, facts),
@@ -155,7 +161,7 @@ export class BillingService {
    * its answer is asked for) and that must be refused before that step reaches a model.
    */
   async checkFits(charge: Charge): Promise<void> {
-    if (!this.prepaid && charge.principal.monthlyLimitMicros === null) return;
+    if (!this.holdsMoney(charge.principal)) return;
     const amount = Math.max(0, Math.ceil(charge.maxCostMicros));
     const month = monthOf(this.now());
     if (this.bookPay) return this.bookPay.checkFits(charge, amount, this.now());

@@ -15,21 +15,33 @@ import { htmlErrorPage } from "./html-pages.ts";
 import { lingerBeforeClose } from "./linger-close.ts";
 import { type Surface, surfaceOf } from "./surface.ts";
 
-/** Installs the one error handler and the one not-found handler of the service. */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * Installs the one error handler and the one not-found handler of the service. `before`, when
+ * given, runs before an error is answered and may name another error to answer instead (a request
+ * whose rate limits were still to be taken answers their 429).
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  options: { before?: (request: FastifyRequest) => Promise<ApiError | undefined> | undefined } = {},
+): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?", 1)[0] ?? "/";
     return sendError(request, reply, unknownEndpoint(request.method, path));
   });
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const unavailable = databaseUnavailableCause(error);
-    const apiError = unavailable ? serviceUnavailable() : toApiError(error);
-    if (unavailable)
-      request.log.warn({ reason: unavailable.message }, "the database did not answer; answered 503");
-    else if (apiError.status >= 500 && !(error instanceof ApiError) && !cancelledByClient(error, reply)) {
-      request.log.error({ err: error }, "unexpected failure");
+    const instead = options.before?.(request);
+    if (instead) return instead.then((limited) => (limited ? sendError(request, reply, limited) : answer()));
+    return answer();
+    function answer(): FastifyReply {
+      const unavailable = databaseUnavailableCause(error);
+      const apiError = unavailable ? serviceUnavailable() : toApiError(error);
+      if (unavailable)
+        request.log.warn({ reason: unavailable.message }, "the database did not answer; answered 503");
+      else if (apiError.status >= 500 && !(error instanceof ApiError) && !cancelledByClient(error, reply)) {
+        request.log.error({ err: error }, "unexpected failure");
+      }
+      return sendError(request, reply, apiError);
     }
-    return sendError(request, reply, apiError);
   });
   // A client that goes away before its answer is complete is no fault of the service: one info
   // line, without a stack; the upstream call it cancels is not logged again (above).
@@ -113,6 +125,19 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
   return reply
     .type("application/json; charset=utf-8")
     .send(errorBody(error, surfaceOf(request.url), request.id));
+}
+
+/**
+ * Turns an answer about to be sent (in an `onSend` hook) into an error: its status and headers
+ * set, the body to send instead returned.
+ */
+export function replaceWithError(request: FastifyRequest, reply: FastifyReply, error: ApiError): string {
+  reply.removeHeader("content-length");
+  reply.removeHeader("x-should-retry");
+  reply.code(error.status).headers(error.headers);
+  if (isFinal(error)) reply.header("x-should-retry", "false");
+  reply.type("application/json; charset=utf-8");
+  return JSON.stringify(errorBody(error, surfaceOf(request.url), request.id));
 }
 
 /** The JSON body of an error for one API (spec "Errors / Shapes"). */

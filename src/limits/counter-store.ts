@@ -40,7 +40,7 @@ export interface CounterStore {
   /** Readiness of a shared store: resolves when it answers now, rejects with the reason (`GET /readyz`). */
   ping?(): Promise<void>;
   /** Where money decided across instances lives beside the counters (a shared store only). */
-  money?(): { url: string; prefix: string };
+  money?(): { url: string; prefix: string; counterPrefix: string };
   close(): Promise<void>;
 }
 

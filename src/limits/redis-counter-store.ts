@@ -94,8 +94,8 @@ export class RedisCounterStore implements CounterStore {
     }
   }
 
-  money(): { url: string; prefix: string } {
-    return { url: this.url, prefix: this.moneyPrefix };
+  money(): { url: string; prefix: string; counterPrefix: string } {
+    return { url: this.url, prefix: this.moneyPrefix, counterPrefix: this.prefix };
   }
 
   /** Readiness: Redis answers PING now; never waits for a reconnection. */

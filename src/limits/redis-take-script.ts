@@ -4,57 +4,65 @@ import { type CounterSpec, clockWindowKey, clockWindowStart, type TakeResult } f
 const TTL_SLACK_MS = 2_000;
 
 /**
- * The whole `take` in one script, so Redis runs it atomically: read every counter's window, refuse
- * if any is at its limit (writing nothing), else count toward all of them. Every key written gets
- * a PEXPIRE, so no key ever lives without a TTL.
+ * The whole `take` as a Lua function, so a script that calls it runs it atomically: read every
+ * counter's window, refuse if any is at its limit (writing nothing), else count toward all of
+ * them. Every key written gets a PEXPIRE, so no key ever lives without a TTL. The money's hold
+ * script calls it too, so a request that holds money is counted in the same call.
  *
- * KEYS: one per counter (a "clock" key already names its window).
- * ARGV: now, slack, then per counter: limit, windowMs, "clock" | "from-first", clock window start.
- * Reply: {1, count1, resetAt1, count2, resetAt2, ...} or {0, refusedIndex, resetAt}.
+ * keys: one per counter (a "clock" key already names its window).
+ * args: now, slack, then per counter: limit, windowMs, "clock" | "from-first", clock window start.
+ * Returns {1, count1, resetAt1, count2, resetAt2, ...} or {0, refusedIndex, resetAt}.
  * A "from-first" counter is a hash {count, start}; a "clock" counter is a plain integer.
  */
-export const TAKE_SCRIPT = `
-local now = tonumber(ARGV[1])
-local slack = tonumber(ARGV[2])
-local counts, ends, fresh, kinds = {}, {}, {}, {}
-for i, key in ipairs(KEYS) do
-  local at = 3 + (i - 1) * 4
-  local limit = tonumber(ARGV[at])
-  local window = tonumber(ARGV[at + 1])
-  local kind = ARGV[at + 2]
-  local count, windowEnd, isFresh = 0, 0, false
-  if kind == "from-first" then
-    local saved = redis.call("HMGET", key, "count", "start")
-    if saved[1] and saved[2] and now < tonumber(saved[2]) + window then
-      count = tonumber(saved[1])
-      windowEnd = tonumber(saved[2]) + window
+export const TAKE_FUNCTION = `
+local function take(keys, args)
+  local now = tonumber(args[1])
+  local slack = tonumber(args[2])
+  local counts, ends, fresh, kinds = {}, {}, {}, {}
+  for i, key in ipairs(keys) do
+    local at = 3 + (i - 1) * 4
+    local limit = tonumber(args[at])
+    local window = tonumber(args[at + 1])
+    local kind = args[at + 2]
+    local count, windowEnd, isFresh = 0, 0, false
+    if kind == "from-first" then
+      local saved = redis.call("HMGET", key, "count", "start")
+      if saved[1] and saved[2] and now < tonumber(saved[2]) + window then
+        count = tonumber(saved[1])
+        windowEnd = tonumber(saved[2]) + window
+      else
+        windowEnd = now + window
+        isFresh = true
+      end
     else
-      windowEnd = now + window
-      isFresh = true
+      count = tonumber(redis.call("GET", key) or "0")
+      windowEnd = tonumber(args[at + 3]) + window
     end
-  else
-    count = tonumber(redis.call("GET", key) or "0")
-    windowEnd = tonumber(ARGV[at + 3]) + window
+    if count >= limit then
+      return {0, i - 1, windowEnd}
+    end
+    counts[i], ends[i], fresh[i], kinds[i] = count, windowEnd, isFresh, kind
   end
-  if count >= limit then
-    return {0, i - 1, windowEnd}
+  local reply = {1}
+  for i, key in ipairs(keys) do
+    if kinds[i] == "from-first" and fresh[i] then
+      redis.call("HSET", key, "count", 1, "start", args[1])
+    elseif kinds[i] == "from-first" then
+      redis.call("HINCRBY", key, "count", 1)
+    else
+      redis.call("INCR", key)
+    end
+    redis.call("PEXPIRE", key, ends[i] - now + slack)
+    reply[#reply + 1] = counts[i] + 1
+    reply[#reply + 1] = ends[i]
   end
-  counts[i], ends[i], fresh[i], kinds[i] = count, windowEnd, isFresh, kind
+  return reply
 end
-local reply = {1}
-for i, key in ipairs(KEYS) do
-  if kinds[i] == "from-first" and fresh[i] then
-    redis.call("HSET", key, "count", 1, "start", ARGV[1])
-  elseif kinds[i] == "from-first" then
-    redis.call("HINCRBY", key, "count", 1)
-  else
-    redis.call("INCR", key)
-  end
-  redis.call("PEXPIRE", key, ends[i] - now + slack)
-  reply[#reply + 1] = counts[i] + 1
-  reply[#reply + 1] = ends[i]
-end
-return reply
+`;
+
+/** The `take` on its own: KEYS and ARGV as `take`'s keys and args. */
+export const TAKE_SCRIPT = `${TAKE_FUNCTION}
+return take(KEYS, ARGV)
 `;
 
 /** KEYS and ARGV of the script for these counters. */
@@ -71,6 +79,15 @@ export function takeScriptArgs(
     args.push(String(spec.limit), String(spec.windowMs), spec.kind, String(start));
   }
   return { keys, args };
+}
+
+/**
+ * The counters as trailing arguments of another script that calls `take` (keys, too, are passed as
+ * arguments there): count, then `take`'s args, then its keys.
+ */
+export function inlineTakeArgs(counters: CounterSpec[], now: number, prefix: string): string[] {
+  const { keys, args } = takeScriptArgs(counters, now, prefix);
+  return [String(keys.length), ...args, ...keys];
 }
 
 /** Turns the script's reply into a TakeResult. */

@@ -8,6 +8,8 @@ export interface RouteLimit {
   limit: number;
   /** The endpoint's name in `rate_limits.endpoint_limits`, for limits an operator may change. */
   name?: string;
+  /** The endpoint bills its requests (a key with a spending limit holds money for each). */
+  pays?: boolean;
 }
 
 declare module "fastify" {

@@ -1,3 +1,5 @@
+import { TAKE_FUNCTION } from "../../limits/redis-take-script.ts";
+
 /**
  * The Lua scripts that keep the distributed mode's money in Redis. Every key lives under the
  * money prefix and the current epoch (`<prefix><epoch>:...`), so a rebuilt copy never mixes with
@@ -73,41 +75,63 @@ end
 `;
 
 /**
- * Holds an amount for a request, or says why not.
+ * Holds an amount for a request, or says why not; when the request's rate-limit counters come with
+ * it, they are taken first, in the same call (a 429 before a 402), once the copies can decide (a
+ * reply that asks for a load or a new epoch has counted nothing).
  * ARGV: prefix, epoch, request id, hold, key month ("" for none), account ("" unless prepaid),
- * amount, monthly limit (-1 for none), least free credit needed, expiry (ms), ttl (s), dry (1|0).
- * Replies `{"ok"}`, `{"refused", code}`, `{"load", "k"|"a"}` or `{"epoch", current}`.
+ * amount, monthly limit (-1 for none), least free credit needed, expiry (ms), ttl (s), dry (1|0),
+ * then optionally the counters as `inlineTakeArgs` lays them out.
+ * Replies `{"ok", counted...}`, `{"refused", code, counted...}`, `{"limited", refused index, reset}`,
+ * `{"load", "k"|"a"}` or `{"epoch", current}`; `counted` is what `take` replies past its leading 1.
  */
-export const HOLD_SCRIPT = `${HELPERS}
+export const HOLD_SCRIPT = `${HELPERS}${TAKE_FUNCTION}
 local M, E = ARGV[1], ARGV[2]
 local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
 local N = M .. E .. ":"
 local amount = tonumber(ARGV[7])
-local k, a
+local k, a, spend, credit
 if ARGV[5] ~= "" then
   k = N .. "k:" .. ARGV[5]
-  local spend = redis.call("HMGET", k, "spent", "reserved", "loaded")
+  spend = redis.call("HMGET", k, "spent", "reserved", "loaded")
   if not spend[3] then return {"load", "k"} end
-  local limit = tonumber(ARGV[8])
-  if limit >= 0 and tonumber(spend[1] or "0") + tonumber(spend[2] or "0") + amount > limit then
-    return {"refused", "spending_limit_reached"}
-  end
 end
 if ARGV[6] ~= "" then
   a = N .. "c:" .. ARGV[6]
-  local credit = redis.call("HMGET", a, "credited", "spent", "held", "loaded")
+  credit = redis.call("HMGET", a, "credited", "spent", "held", "loaded")
   if not credit[4] then return {"load", "a"} end
-  if tonumber(credit[1] or "0") - tonumber(credit[2] or "0") - tonumber(credit[3] or "0") < tonumber(ARGV[9]) then
-    return {"refused", "insufficient_credits"}
+end
+local counted = {}
+local n = tonumber(ARGV[13] or "0")
+if n > 0 then
+  local keys, args = {}, {}
+  for j = 1, 2 + 4 * n do args[j] = ARGV[13 + j] end
+  for j = 1, n do keys[j] = ARGV[15 + 4 * n + j] end
+  local taken = take(keys, args)
+  if taken[1] == 0 then return {"limited", taken[2], taken[3]} end
+  for j = 2, #taken do counted[#counted + 1] = taken[j] end
+end
+local function answer(reply)
+  for _, value in ipairs(counted) do reply[#reply + 1] = value end
+  return reply
+end
+if k then
+  local limit = tonumber(ARGV[8])
+  if limit >= 0 and tonumber(spend[1] or "0") + tonumber(spend[2] or "0") + amount > limit then
+    return answer({"refused", "spending_limit_reached"})
   end
 end
-if ARGV[12] == "1" then return {"ok"} end
+if a then
+  if tonumber(credit[1] or "0") - tonumber(credit[2] or "0") - tonumber(credit[3] or "0") < tonumber(ARGV[9]) then
+    return answer({"refused", "insufficient_credits"})
+  end
+end
+if ARGV[12] == "1" then return answer({"ok"}) end
 local ttl = tonumber(ARGV[11])
 if k then redis.call("EXPIRE", k, ttl) end
 if a then redis.call("EXPIRE", a, ttl) end
 addhold(N, ARGV[3], ARGV[4], ARGV[10], ttl)
-return {"ok"}
+return answer({"ok"})
 `;
 
 /**

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import type { DeferredTakes } from "../../limits/deferred-takes.ts";
 import type { Store } from "../../store/database.ts";
 import { BillingRepository } from "../../store/repositories/billing.ts";
 import { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
@@ -13,11 +14,13 @@ const WARN_EVERY_MS = 10_000;
 /**
  * Connects the distributed mode's money to Redis (its own connection, so that money commands keep
  * their order) and starts following its epoch. While Redis is away, money is decided in PostgreSQL.
+ * `takes`: key limits that wait for a request's hold (taken in its script call), and their counters' prefix.
  */
 export async function openSharedMoney(
   at: { url: string; prefix: string },
   store: Store,
   log?: FastifyBaseLogger,
+  takes?: { deferred: DeferredTakes; prefix: string },
 ): Promise<SharedMoney> {
   // Imported here: an installation without Redis never loads ioredis.
   const [{ Redis }, { SharedMoney }] = await Promise.all([import("ioredis"), import("./shared-money.ts")]);
@@ -44,6 +47,7 @@ export async function openSharedMoney(
     firstEver: async (epoch) =>
       (await new ServiceSecretsRepository(store.db).getOrCreate("money.first-epoch", () => epoch)) === epoch,
     ...(log ? { log } : {}),
+    ...(takes ? { takes } : {}),
   });
   // Start-up waits a moment for the connection; the first requests would be decided in PostgreSQL.
   await new Promise<void>((resolve) => {

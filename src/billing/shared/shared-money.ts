@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Redis } from "ioredis";
 import { ApiError, serviceUnavailable } from "../../http/errors.ts";
+import type { DeferredTakes, PendingTake } from "../../limits/deferred-takes.ts";
+import { inlineTakeArgs, parseTakeReply } from "../../limits/redis-take-script.ts";
 import type { BillingRepository, RecordedTotals, ReserveRefusal } from "../../store/repositories/billing.ts";
 import { AwayFromRedis, RedisAway } from "./away-from-redis.ts";
 import { EpochFollower, MONEY_TTL_SECONDS } from "./epoch-follower.ts";
@@ -35,6 +37,8 @@ export class SharedMoney {
   private closing = emptyClosing();
   private closeScheduled = false;
   private readonly away: AwayFromRedis;
+  /** Key limits that wait for a request's hold, and where their counters live in Redis. */
+  private readonly takes: { deferred: DeferredTakes; prefix: string } | undefined;
 
   /** `firstEver`: whether an epoch is the installation's first (see `EpochFollower`). */
   constructor(deps: {
@@ -43,8 +47,10 @@ export class SharedMoney {
     repo: BillingRepository;
     firstEver: (epoch: string) => Promise<boolean>;
     log?: FastifyBaseLogger;
+    takes?: { deferred: DeferredTakes; prefix: string };
   }) {
     this.redis = deps.redis;
+    this.takes = deps.takes;
     this.prefix = deps.prefix;
     this.repo = deps.repo;
     this.log = deps.log;
@@ -91,13 +97,21 @@ export class SharedMoney {
   /**
    * Holds the amount, or says why it does not fit; `dry` only checks. Throws the 503
    * `service_unavailable` when Redis cannot decide (unreachable, or a rebuild that does not end).
+   * The request's key limits, when they wait for it, are taken in the same call (or on their own
+   * when Redis does not decide it), so their 429 comes first.
    */
   async hold(
     hold: SharedHold,
     monthlyLimitMicros: number | null,
     dry = false,
   ): Promise<ReserveRefusal | undefined> {
-    return this.onRedis(() => this.decide(hold, monthlyLimitMicros, dry));
+    const take = this.takes?.deferred.claim(hold.requestId);
+    try {
+      return await this.onRedis(() => this.decide(hold, monthlyLimitMicros, dry, take));
+    } catch (error) {
+      if (take && !take.done) await this.takes?.deferred.takeNow(take);
+      throw error;
+    }
   }
 
   /**
@@ -129,9 +143,12 @@ export class SharedMoney {
     hold: SharedHold,
     monthlyLimitMicros: number | null,
     dry: boolean,
+    take: PendingTake | undefined,
   ): Promise<ReserveRefusal | undefined> {
     for (let step = 0; step < MAX_STEPS; step++) {
       const epoch = await this.epochs.current();
+      const now = this.takes && take ? this.takes.deferred.now().getTime() : 0;
+      const counters = this.takes && take ? inlineTakeArgs(take.counters, now, this.takes.prefix) : [];
       const reply = await this.epochs.tracked(() =>
         this.redis.zonaMoneyHold(
           0,
@@ -147,13 +164,21 @@ export class SharedMoney {
           String(hold.expiresAt),
           String(MONEY_TTL_SECONDS),
           dry ? "1" : "0",
+          ...counters,
         ),
       );
+      if (reply[0] === "limited") {
+        take?.apply({ allowed: false, refused: Number(reply[1]), resetAt: Number(reply[2]) }, now);
+      }
       if (reply[0] === "ok") {
         if (!dry) this.open.set(hold.requestId, hold);
+        take?.apply(parseTakeReply([1, ...reply.slice(1)]), now);
         return undefined;
       }
-      if (reply[0] === "refused") return reply[1] as ReserveRefusal;
+      if (reply[0] === "refused") {
+        take?.apply(parseTakeReply([1, ...reply.slice(2)]), now);
+        return reply[1] as ReserveRefusal;
+      }
       if (reply[0] === "load") await this.load(epoch, reply[1] === "k" ? "k" : "a", hold);
       else this.epochs.changed();
     }

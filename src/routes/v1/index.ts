@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { Config } from "../../config/schema.ts";
 import type { Catalogue } from "../../engines/catalogue.ts";
-import { installKeyLimits, type KeyLimitSettings } from "../../limits/key-limits.ts";
+import { type DeferredKeyLimits, installKeyLimits, type KeyLimitSettings } from "../../limits/key-limits.ts";
 import type { LimiterDeps } from "../../limits/route-limits.ts";
 import type { Services } from "../../services/create-services.ts";
 import type { TextGeneration } from "../../services/text/text-generation.ts";
@@ -24,6 +24,8 @@ export async function keyApiRoutes(
     config: Config;
     services: Services;
     limits: LimiterDeps;
+    /** Key limits taken with the money hold (money in Redis). */
+    deferred?: DeferredKeyLimits;
     plugins: FastifyPluginAsync[];
     /** Text generation, embeddings and rerank; the text routes exist only when it is given. */
     text?: TextGeneration;
@@ -33,7 +35,11 @@ export async function keyApiRoutes(
   // The services are read per request, so a configuration reload reaches the next request.
   const { services } = options;
   installKeyAuth(app, services.keys);
-  installKeyLimits(app, { ...options.limits, settings: () => keyLimitSettings(services.config) });
+  installKeyLimits(app, {
+    ...options.limits,
+    settings: () => keyLimitSettings(services.config),
+    ...(options.deferred ? { deferred: options.deferred } : {}),
+  });
   await app.register(modelsRoutes, { current: () => services.config });
   // Text routes among the extra plugins (a test's, over a fake service) take the place of the real ones.
   if (options.text && options.catalogue && !options.plugins.some(isTextRoutes)) {
