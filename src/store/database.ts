@@ -32,9 +32,10 @@ export interface Store {
   /**
    * Runs a statement as a named prepared statement, which each connection (PGlite's one session, or
    * each of PostgreSQL's pooled connections) parses and plans once instead of at every call (for a
-   * hot statement whose text never varies under its name, only its parameters); its rows.
+   * hot statement whose text never varies under its name, only its parameters); its rows. The
+   * text is built by `statement` once per name; `params` are bound at each call, in its order.
    */
-  named?(name: string, statement: SQL): Promise<unknown[]>;
+  named?(name: string, statement: () => SQL, params: unknown[]): Promise<unknown[]>;
   /** Tells other processes (the `zona` command) where the server holding this store listens. */
   announce(url: string): void;
   /**

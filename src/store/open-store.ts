@@ -167,13 +167,18 @@ async function openPostgres(url: string): Promise<Store> {
   };
 }
 
-/** `Store.named` over a session that runs a statement's text under its name. */
+/** `Store.named` over a session that runs a statement's text under its name; each text is built once. */
 function namedVia(
   run: (name: string, text: string, params: unknown[]) => Promise<unknown[]>,
 ): NonNullable<Store["named"]> {
   const dialect = new PgDialect();
-  return (name, statement) => {
-    const { sql: text, params } = dialect.sqlToQuery(statement);
+  const texts = new Map<string, string>();
+  return (name, statement, params) => {
+    let text = texts.get(name);
+    if (text === undefined) {
+      text = dialect.sqlToQuery(statement()).sql;
+      texts.set(name, text);
+    }
     return run(name, text, params);
   };
 }

@@ -79,7 +79,11 @@ describe("Embedded database in its own thread", () => {
     if (!named) throw new Error("the embedded store runs named statements");
     await store.db.execute(sql`CREATE TABLE thread_named (n int PRIMARY KEY)`);
     const insert = (n: number) =>
-      named("test_named_insert", sql`INSERT INTO thread_named VALUES (${n}) RETURNING n, ${"x"}::text AS t`);
+      named(
+        "test_named_insert",
+        () => sql`INSERT INTO thread_named VALUES (${0}) RETURNING n, ${""}::text AS t`,
+        [n, "x"],
+      );
     expect(await insert(1)).toEqual([{ n: 1, t: "x" }]);
     expect(await insert(2)).toEqual([{ n: 2, t: "x" }]);
     // A unique violation: the error crosses with its code, and the next calls work.
@@ -87,10 +91,12 @@ describe("Embedded database in its own thread", () => {
     expect((failure as { code?: string }).code).toBe("23505");
     expect(await insert(3)).toEqual([{ n: 3, t: "x" }]);
     // A statement that does not parse is not remembered: the same name works once it does.
-    await expect(named("test_named_bad", sql`SELECT FROM nowhere_at_all`)).rejects.toThrow(/nowhere_at_all/);
-    expect(await named("test_named_count", sql`SELECT count(*)::int AS n FROM thread_named`)).toEqual([
-      { n: 3 },
-    ]);
+    await expect(named("test_named_bad", () => sql`SELECT FROM nowhere_at_all`, [])).rejects.toThrow(
+      /nowhere_at_all/,
+    );
+    expect(
+      await named("test_named_count", () => sql`SELECT count(*)::int AS n FROM thread_named`, []),
+    ).toEqual([{ n: 3 }]);
 
     const [, during] = await Promise.all([
       store.db
@@ -103,9 +109,9 @@ describe("Embedded database in its own thread", () => {
       new Promise((resolve) => setTimeout(resolve, 10)).then(() => insert(11)),
     ]);
     expect(during).toEqual([{ n: 11, t: "x" }]);
-    expect(await named("test_named_count", sql`SELECT count(*)::int AS n FROM thread_named`)).toEqual([
-      { n: 4 },
-    ]);
+    expect(
+      await named("test_named_count", () => sql`SELECT count(*)::int AS n FROM thread_named`, []),
+    ).toEqual([{ n: 4 }]);
   });
 
   it("records written in one statement keep the times their requests ended (the list's order)", async () => {

@@ -236,10 +236,10 @@ export class BillingRepository {
     totals: boolean,
   ): Promise<RecordedTotals | undefined> {
     if (rows.length === 0) return undefined;
-    const { name, statement } = usageBatchStatement(rows, totals);
+    const { name, batch, statement } = usageBatchStatement(rows, totals);
     const answered = this.named
-      ? await this.named(name, statement)
-      : ((await this.db.execute(statement)) as unknown as { rows: unknown[] }).rows;
+      ? await this.named(name, () => statement(batch), [batch])
+      : ((await this.db.execute(statement(batch))) as unknown as { rows: unknown[] }).rows;
     return totals ? totalsOf(answered) : undefined;
   }
 

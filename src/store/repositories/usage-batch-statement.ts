@@ -7,12 +7,13 @@ import type { RecordedTotals, UsageRecordRow } from "./billing.ts";
  * The one statement that writes a batch of usage records: each record (a request id written before
  * changes nothing), each cost added to its key's month and, for prepaid rows, to what its account
  * spent of its credits; with `totals`, it answers what it left of every key month and account it
- * changed. Its text depends only on the variant, so it has a fixed name for a prepared statement.
+ * changed. Its text depends only on the variant, so it has a fixed name for a prepared statement,
+ * and its one parameter is the batch as JSON: `statement(batch)` is the statement.
  */
 export function usageBatchStatement(
   rows: Array<UsageRecordRow>,
   totals: boolean,
-): { name: string; statement: SQL } {
+): { name: string; batch: string; statement: (batch: string) => SQL } {
   // One JSON parameter for the whole batch: PostgreSQL reads it with jsonb_to_recordset, which
   // costs far less than binding twelve parameters per row.
   const batch = JSON.stringify(
@@ -34,9 +35,9 @@ export function usageBatchStatement(
     })),
   );
   const hasPrepaid = rows.some((row) => row.prepaid === true && row.costMicros > 0);
-  const statement = sql`
+  const statement = (json: string) => sql`
       WITH batch AS (
-        SELECT * FROM jsonb_to_recordset(${batch}::jsonb) AS batch(request_id text, key_id uuid,
+        SELECT * FROM jsonb_to_recordset(${json}::jsonb) AS batch(request_id text, key_id uuid,
           account_id uuid, month text, endpoint text, model text, units jsonb, cost_micros bigint, zone text,
           machine text, outcome text, duration_ms integer, created_ms bigint, prepaid boolean)
       ),
@@ -61,7 +62,7 @@ export function usageBatchStatement(
     `;
   // Four texts, one per variant: each is planned once per connection where the store can.
   const name = `zona_usage_batch_${hasPrepaid ? "prepaid" : "postpaid"}${totals ? "_totals" : ""}`;
-  return { name, statement };
+  return { name, batch, statement };
 }
 
 /** The totals a batch statement answered. */
