@@ -1,5 +1,10 @@
+import type { ServerResponse } from "node:http";
 import type { ApiError } from "../http/errors.ts";
 import type { CounterSpec, CounterStore, TakeResult } from "./counter-store.ts";
+
+const PENDING_REQUEST = Symbol("request with a pending key take");
+
+type TaggedResponse = ServerResponse & { [PENDING_REQUEST]?: string };
 
 /** A request's key limits not taken yet: its counters and what their outcome does to the request. */
 export interface PendingTake {
@@ -23,14 +28,24 @@ export class DeferredTakes {
   private readonly store: CounterStore;
   /** The app clock the counters' windows follow. */
   readonly now: () => Date;
+  /** One listener for every response (no closure per request): counts what its request left. */
+  private readonly countOnClose: (this: TaggedResponse) => void;
 
   constructor(store: CounterStore, now: () => Date) {
     this.store = store;
     this.now = now;
+    const takes = this;
+    this.countOnClose = function (this: TaggedResponse) {
+      const requestId = this[PENDING_REQUEST];
+      if (requestId !== undefined) takes.leftover(requestId);
+    };
   }
 
-  defer(requestId: string, take: PendingTake): void {
+  /** Leaves a request's take for later; counted at the latest when its response closes. */
+  defer(requestId: string, take: PendingTake, response: ServerResponse): void {
     this.pending.set(requestId, take);
+    (response as TaggedResponse)[PENDING_REQUEST] = requestId;
+    response.on("close", this.countOnClose);
   }
 
   has(requestId: string): boolean {

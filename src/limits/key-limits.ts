@@ -89,8 +89,7 @@ export function installKeyLimits(
     });
     const now = deps.now().getTime();
     if (deferred && endpoint?.pays && deferred.holdsMoney(principal) && known.farFromLimits(counters, now)) {
-      deferred.takes.defer(request.id, take);
-      reply.raw.once("close", () => deferred.takes.leftover(request.id));
+      deferred.takes.defer(request.id, take, reply.raw);
       return;
     }
     take.apply(await deps.store.take(counters, now), now);

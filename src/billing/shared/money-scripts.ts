@@ -84,7 +84,7 @@ end
  * Replies `{"ok", counted...}`, `{"refused", code, counted...}`, `{"limited", refused index, reset}`,
  * `{"load", "k"|"a"}` or `{"epoch", current}`; `counted` is what `take` replies past its leading 1.
  */
-export const HOLD_SCRIPT = `${HELPERS}${TAKE_FUNCTION}
+export const HOLD_SCRIPT = `${TAKE_FUNCTION}
 local M, E = ARGV[1], ARGV[2]
 local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
@@ -127,10 +127,16 @@ if a then
   end
 end
 if ARGV[12] == "1" then return answer({"ok"}) end
+-- As addhold, for copies known loaded (read above): the amount goes straight into them. Their TTL
+-- is renewed by the close that brings them the request's totals.
 local ttl = tonumber(ARGV[11])
-if k then redis.call("EXPIRE", k, ttl) end
-if a then redis.call("EXPIRE", a, ttl) end
-addhold(N, ARGV[3], ARGV[4], ARGV[10], ttl)
+if redis.call("HSETNX", N .. "h", ARGV[3], ARGV[4]) == 1 then
+  redis.call("ZADD", N .. "x", ARGV[10], ARGV[3])
+  redis.call("EXPIRE", N .. "h", ttl)
+  redis.call("EXPIRE", N .. "x", ttl)
+  if k then redis.call("HINCRBY", k, "reserved", ARGV[7]) end
+  if a then redis.call("HINCRBY", a, "held", ARGV[7]) end
+end
 return answer({"ok"})
 `;
 
