@@ -6,7 +6,14 @@ import { FakeOpenAiServer } from "../fakes/index.ts";
 import { freePort } from "../helpers/free-port.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { createTestDatabase } from "../helpers/test-store.ts";
-import { dropKeys, redisStoreUnderTest, TEST_REDIS_URL, uniquePrefix } from "./limit-fixtures.ts";
+import {
+  dropKeys,
+  MINUTE_START,
+  redisStoreUnderTest,
+  TEST_REDIS_URL,
+  testClock,
+  uniquePrefix,
+} from "./limit-fixtures.ts";
 import { HAS_REDIS_SERVER, RedisServerProcess } from "./redis-server-process.ts";
 
 // Where money is decided in Redis, a request that holds money has its key limits taken in the
@@ -40,6 +47,8 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
     let engine: FakeOpenAiServer;
     let database: Awaited<ReturnType<typeof createTestDatabase>>;
     const prefix = uniquePrefix();
+    // A moment inside one clock minute that never moves: no count spans two tier windows.
+    const clock = testClock(MINUTE_START + 1_000);
 
     beforeAll(async () => {
       database = await createTestDatabase();
@@ -51,6 +60,7 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
           await startTestApp({
             store: await openStore({ databaseUrl: database.url }),
             counterStore: counters.store,
+            now: clock.now,
             keyApiPlugins: [unpaidRoutes],
             config: {
               installation: {
@@ -205,10 +215,13 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
       const redis = new Redis(TEST_REDIS_URL ?? "");
       try {
         await expect
-          .poll(async () => {
-            const [counter] = await redis.keys(`${prefix}tier:${keyId}:*`);
-            return counter ? Number(await redis.get(counter)) : 0;
-          })
+          .poll(
+            async () => {
+              const [counter] = await redis.keys(`${prefix}tier:${keyId}:*`);
+              return counter ? Number(await redis.get(counter)) : 0;
+            },
+            { timeout: 5_000 },
+          )
           .toBe(2);
       } finally {
         redis.disconnect();
@@ -238,6 +251,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !HAS_REDIS_SERVER)(
       t = await startTestApp({
         store: await openStore({ databaseUrl: database.url }),
         counterStore: counters.store,
+        now: testClock(MINUTE_START + 1_000).now,
         config: {
           installation: { zones: [{ id: "ch-ti" }] },
           models: [{ id: MODEL, kind: "chat", prices: PRICES }],
