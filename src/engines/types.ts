@@ -68,6 +68,8 @@ export interface ChatChunk {
   choices: Array<{
     index: number;
     delta: { role?: "assistant"; content?: string | null; tool_calls?: unknown[] };
+    /** Streamed `/v1/completions` only: the same text as `delta.content`, for text-completion clients. */
+    text?: string;
     finish_reason: string | null;
     logprobs?: unknown;
   }>;

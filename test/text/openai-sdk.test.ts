@@ -90,6 +90,20 @@ describe("round trips through the official openai npm package", () => {
     expect(text).toBe("Hello!");
   });
 
+  it("spec POST /v1/completions, stream: true: the SDK's completions stream reads the answer from each choice's text, as the chat shape's delta.content holds it", async () => {
+    const stream = await client.completions.create({ model: MODEL, prompt: "Say hi", stream: true });
+    let text = "";
+    let content = "";
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      text += choice?.text ?? "";
+      content += (choice as unknown as OpenAI.ChatCompletionChunk.Choice | undefined)?.delta?.content ?? "";
+      expect(chunk.object).toBe("chat.completion.chunk");
+    }
+    expect(text).toBe("Hello!");
+    expect(content).toBe(text);
+  });
+
   it("responses: create parses, with output_text, status and usage", async () => {
     const response = await client.responses.create({
       model: MODEL,

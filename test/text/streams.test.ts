@@ -92,7 +92,7 @@ describe("streams of chat completions and completions (spec: Events, key-API str
     });
   }
 
-  it("completions: text chunks become chat-completion chunks with the text in delta.content", async () => {
+  it("spec POST /v1/completions: text chunks become chat-completion chunks with the text in delta.content (and, for text-completion clients, in each choice's text)", async () => {
     const answer = await a.post("/v1/completions", COMPLETION);
     const chunks = sseEvents(answer.text)
       .slice(0, -1)
@@ -103,11 +103,24 @@ describe("streams of chat completions and completions (spec: Events, key-API str
       created: 1_767_225_600,
       model: "gemma3.8-27b",
       choices: [
-        { index: 0, delta: { role: "assistant", content: "Hel" }, finish_reason: null, logprobs: null },
+        {
+          index: 0,
+          delta: { role: "assistant", content: "Hel" },
+          text: "Hel",
+          finish_reason: null,
+          logprobs: null,
+        },
       ],
     });
     expect(chunks[1].choices[0].delta).toEqual({ content: "lo" });
-    expect(chunks[3].choices[0]).toEqual({ index: 0, delta: {}, finish_reason: "stop", logprobs: null });
+    expect(chunks[1].choices[0].text).toBe("lo");
+    expect(chunks[3].choices[0]).toEqual({
+      index: 0,
+      delta: {},
+      text: "",
+      finish_reason: "stop",
+      logprobs: null,
+    });
   });
 
   it("a non-streamed answer: the client going away aborts the signal given to the service", async () => {

@@ -8,7 +8,8 @@ import { generationContext, isJsonBody, type TextRouteDeps } from "./text-contex
 
 /**
  * `POST /v1/completions`: a `text_completion` answer, or (spec) a stream of chat-completion chunks
- * with the text in `delta.content`.
+ * with the text in `delta.content`; each streamed choice also carries it as `text`, where the
+ * text-completion clients (the `openai` SDK's `completions.create`, LangChain's `OpenAI`) read it.
  */
 export function completionsRoutes(deps: TextRouteDeps): FastifyPluginAsync {
   return async (app) => {
@@ -32,7 +33,10 @@ export function completionsRoutes(deps: TextRouteDeps): FastifyPluginAsync {
   };
 }
 
-/** Turns the text chunks of one stream into chat chunks; the first chunk of each choice names the role. */
+/**
+ * Turns the text chunks of one stream into chat chunks, each choice's text both in `delta.content`
+ * and as `text`; the first chunk of each choice names the role.
+ */
 export function chatChunkConverter(): (chunk: TextChunk) => ChatChunk {
   const started = new Set<number>();
   return (chunk) => {
@@ -48,7 +52,13 @@ export function chatChunkConverter(): (chunk: TextChunk) => ChatChunk {
           delta.role = "assistant";
         }
         if (choice.text !== "") delta.content = choice.text;
-        return { index: choice.index, delta, finish_reason: choice.finish_reason, logprobs: null };
+        return {
+          index: choice.index,
+          delta,
+          text: choice.text,
+          finish_reason: choice.finish_reason,
+          logprobs: null,
+        };
       }),
     };
     if (chunk.usage !== undefined) out.usage = chunk.usage;
