@@ -163,6 +163,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const limits = { store: counterStore, now: clock, refused: limitCounters.refused };
 
+  // Without `app.public_url`, mail links point to the address the server listens on.
+  app.addHook("onListen", (done) => {
+    services.publicUrl.listening(app.server.address());
+    done();
+  });
   closeIdleConnectionsOnClose(app);
   applyClientTimeouts(app.server);
   closeStalledAnswers(app.server);

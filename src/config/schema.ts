@@ -229,10 +229,11 @@ export const configSchema = z
         refresh_token_seconds: z.number().int().positive().default(2_592_000),
         /** The label of a conversation created without `model` (only a label: each message names its model). */
         default_chat_label: z.string().min(1).max(128).default("gemma2.5:1.5b"),
-        /** Where users open the links of verification and password-reset mails (the web chat). */
-        public_url: z
-          .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
-          .default("http://localhost:8080"),
+        /**
+         * Where users open the links of verification and password-reset mails (the web chat); unset,
+         * the address Zona listens on (`PublicUrl`).
+         */
+        public_url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
         web_chat: z
           .strictObject({
             /** Zona's own chat page at / (the mails link to it); false leaves / to the operator. */

@@ -3,6 +3,7 @@ import { KeyCache } from "../auth/key-cache.ts";
 import { BillingService } from "../billing/billing-service.ts";
 import { PriceList } from "../billing/prices.ts";
 import type { SharedMoney } from "../billing/shared/shared-money.ts";
+import { PublicUrl } from "../config/public-url.ts";
 import type { Config } from "../config/schema.ts";
 import { createAdapters } from "../engines/adapters/index.ts";
 import { Catalogue } from "../engines/catalogue.ts";
@@ -170,13 +171,14 @@ export function createServices(
     refreshSeconds: config.app.refresh_token_seconds,
     ...(log ? { log } : {}),
   });
+  const publicUrl = new PublicUrl(config.app.public_url, config.server.port);
   const accountMails = new AccountMails({
     accounts,
     tokens: new EmailTokensRepository(store.db),
     signIn,
     sessions: appSessions,
     mailer: createMailer(config, mailOutbox, now, log),
-    publicUrl: config.app.public_url,
+    publicUrl: () => publicUrl.get(),
     now,
     ...(log ? { log } : {}),
   });
@@ -213,6 +215,7 @@ export function createServices(
       appSessions,
       signIn,
       accountMails,
+      publicUrl,
       jobs,
     },
     store,

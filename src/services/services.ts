@@ -1,5 +1,6 @@
 import type { BillingService } from "../billing/billing-service.ts";
 import type { PriceList } from "../billing/prices.ts";
+import type { PublicUrl } from "../config/public-url.ts";
 import type { Config } from "../config/schema.ts";
 import type { Catalogue } from "../engines/catalogue.ts";
 import type { HealthProbe } from "../engines/health-probe.ts";
@@ -86,6 +87,8 @@ export interface Services {
   signIn: SignIn;
   /** Registration, email verification and password reset: the sign-in steps that go through mail. */
   accountMails: AccountMails;
+  /** Where mail links point: `app.public_url`, or the address the server listens on. */
+  publicUrl: PublicUrl;
 }
 
 /**

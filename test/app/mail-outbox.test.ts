@@ -80,7 +80,7 @@ describe("Mail without SMTP: the outbox (app.mail.smtp_url absent)", () => {
       object: "mail",
       to: first.user.email,
       subject: "Passwort zurücksetzen",
-      body: expect.stringContaining("http://localhost:8080/reset-password?token=zpr_"),
+      body: expect.stringContaining(`${t.url}/reset-password?token=zpr_`),
       status: "pending",
       sent_at: null,
       last_error: null,

@@ -62,6 +62,8 @@ export async function startTestApp(
     durableQueue?: JobQueue;
     /** How a configuration reload reads the configuration. */
     loadConfig?: () => Config;
+    /** The address the app listens on (default 127.0.0.1); the test calls it on 127.0.0.1 anyway. */
+    listenHost?: string;
   } = {},
 ): Promise<TestApp> {
   setScryptCostForTests(TEST_SCRYPT_COST);
@@ -92,7 +94,7 @@ export async function startTestApp(
     ...(options.loadConfig ? { loadConfig: options.loadConfig } : {}),
   });
   options.extend?.(app);
-  await app.listen({ port: 0, host: "127.0.0.1" });
+  await app.listen({ port: 0, host: options.listenHost ?? "127.0.0.1" });
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
 

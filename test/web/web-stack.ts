@@ -48,7 +48,7 @@ export interface WebStack {
   }): Promise<Page>;
   /** A new account with a verified email, signed in through the page's sign-in form. */
   signIn(page: Page, options?: { language?: string }): Promise<{ email: string; password: string }>;
-  /** The link of the last mail of a kind to an address, pointed at the test app (the mails name `app.public_url`). */
+  /** The link of the last mail of a kind to an address, pointed at the test app (the mails name `app.public_url`, or the address the app listens on). */
   mailLink(email: string, page: "verify-email" | "reset-password"): Promise<string>;
   /** Where a screenshot goes: docs/images when UPDATE_SCREENSHOTS=1, else a temporary folder removed at close. */
   screenshotPath(name: string): string;

@@ -40,7 +40,7 @@ export class AccountMails {
   private readonly signIn: SignIn;
   private readonly sessions: AppSessions;
   private readonly mailer: Mailer;
-  private readonly publicUrl: string;
+  private readonly publicUrl: () => string;
   private readonly now: () => Date;
   private readonly background: BackgroundWork;
 
@@ -50,7 +50,8 @@ export class AccountMails {
     signIn: SignIn;
     sessions: AppSessions;
     mailer: Mailer;
-    publicUrl: string;
+    /** Where mail links point, read when a mail is made. */
+    publicUrl: () => string;
     now: () => Date;
     log?: FastifyBaseLogger;
   }) {
@@ -120,7 +121,7 @@ export class AccountMails {
       if (!account || account.disabled) return;
       const token = await this.issueToken(account, "reset_password");
       if (token === undefined) return; // one was sent within the minute
-      const mail = passwordResetMail(account.language, mailLink(this.publicUrl, "reset-password", token));
+      const mail = passwordResetMail(account.language, mailLink(this.publicUrl(), "reset-password", token));
       await this.mailer.send({ to: account.email, ...mail });
     });
   }
@@ -159,7 +160,7 @@ export class AccountMails {
   private async sendVerification(account: AccountRow): Promise<boolean> {
     const token = await this.issueToken(account, "verify_email");
     if (token === undefined) return false;
-    const mail = verificationMail(account.language, mailLink(this.publicUrl, "verify-email", token));
+    const mail = verificationMail(account.language, mailLink(this.publicUrl(), "verify-email", token));
     this.background.run("verification mail", () => this.mailer.send({ to: account.email, ...mail }));
     return true;
   }

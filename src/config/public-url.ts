@@ -1,0 +1,34 @@
+import type { AddressInfo } from "node:net";
+
+/**
+ * Where the links of mails point (the web chat): `app.public_url` when it is set, or else the
+ * address Zona listens on (a wildcard address read as `localhost`), so that a plain start on any
+ * `PORT` mails links that open. Behind a proxy the operator sets `public_url`.
+ */
+export class PublicUrl {
+  private readonly configured: string | undefined;
+  private readonly port: number;
+  private heard: string | undefined;
+
+  /** `port`: the configured one, for links made before the server listens. */
+  constructor(configured: string | undefined, port: number) {
+    this.configured = configured;
+    this.port = port;
+  }
+
+  /** The server listens at `address` (what `server.address()` says). */
+  listening(address: AddressInfo | string | null): void {
+    if (address === null || typeof address === "string") return;
+    const wildcard = address.address === "0.0.0.0" || address.address === "::";
+    const host = wildcard
+      ? "localhost"
+      : address.family === "IPv6"
+        ? `[${address.address}]`
+        : address.address;
+    this.heard = `http://${host}:${address.port}`;
+  }
+
+  get(): string {
+    return this.configured ?? this.heard ?? `http://localhost:${this.port}`;
+  }
+}
