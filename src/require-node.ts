@@ -3,7 +3,10 @@
 // Node.js before 22.18 cannot read a .ts file at all and fails before this runs; bin/zona.js
 // repeats the check in plain JavaScript for that reason.
 
-/** The oldest Node.js major version Zona runs on (as package.json's `engines` says). */
+/**
+ * The oldest Node.js major version Zona runs on. package.json declares no `engines`: npm would warn
+ * at install on the machine's older `node`, though the project brings its own Node.js 24.
+ */
 export const MINIMUM_NODE_MAJOR = 24;
 
 /** Why a Node.js version (`process.version`) cannot run Zona, or undefined when it can. */
