@@ -1,4 +1,5 @@
 import type { ParseArgsOptionsConfig } from "node:util";
+import { UsageError } from "./cli-errors.ts";
 import type { CliIo } from "./cli-io.ts";
 import type { OperatorClient } from "./operator-client.ts";
 import type { ParsedCommandLine } from "./parse-command-line.ts";
@@ -6,7 +7,7 @@ import type { ParsedCommandLine } from "./parse-command-line.ts";
 /** What a command gets when it runs. */
 export interface CommandInput {
   values: ParsedCommandLine["values"];
-  /** Exactly as many as the command names in `positionals`. */
+  /** As many as the command names in `positionals`, then at most its `optionalPositionals`. */
   positionals: string[];
   io: CliIo;
   /** Connects on first use, so that a command can read stdin before it takes the database. */
@@ -18,6 +19,10 @@ export interface Command {
   name: string;
   /** Positional arguments, all required, e.g. ["ACCOUNT", "AMOUNT"]. */
   positionals: string[];
+  /** Positional arguments that may be left out, after the required ones (shown as `[NAME]`). */
+  optionalPositionals?: string[];
+  /** The arguments' part of the synopsis when `[NAME]` would mislead (one of two forms is needed). */
+  synopsisArguments?: string;
   /** The options part of the usage line, e.g. "--name N [--zones a,b]". */
   usage: string;
   summary: string;
@@ -49,4 +54,18 @@ export function numeric(text: string): number | string {
 /** The positional at `index`; the runner has checked the count. */
 export function positional(input: CommandInput, index: number): string {
   return input.positionals[index] ?? "";
+}
+
+/**
+ * The account a command is about, given as its positional ACCOUNT or as `--account ACCOUNT` (the
+ * same forms for `keys create` and `keys list`); undefined when neither was given. Both, differing,
+ * is a usage error.
+ */
+export function accountArgument(input: CommandInput, helpFor: string): string | undefined {
+  const named = stringValue(input.values, "account");
+  const placed = input.positionals[0];
+  if (named !== undefined && placed !== undefined && named !== placed) {
+    throw new UsageError("give the account once: as ACCOUNT or as --account ACCOUNT", helpFor);
+  }
+  return placed ?? named;
 }

@@ -71,7 +71,9 @@ export function commandHelp(group: CommandGroup, command: Command): string {
 
 /** "zona keys create ACCOUNT --name N ..." */
 export function synopsis(group: CommandGroup, command: Command): string {
-  return ["zona", group.name, command.name, ...command.positionals, command.usage].filter(Boolean).join(" ");
+  const optional = (command.optionalPositionals ?? []).map((name) => `[${name}]`);
+  const args = command.synopsisArguments ?? [...command.positionals, ...optional].join(" ");
+  return ["zona", group.name, command.name, args, command.usage].filter(Boolean).join(" ");
 }
 
 function table(rows: string[][]): string[] {

@@ -1,4 +1,12 @@
-import { type Command, type CommandGroup, numeric, positional, stringValue } from "./command.ts";
+import { UsageError } from "./cli-errors.ts";
+import {
+  accountArgument,
+  type Command,
+  type CommandGroup,
+  numeric,
+  positional,
+  stringValue,
+} from "./command.ts";
 import { resolveAccount } from "./resolve-account.ts";
 
 /** The settings of a key, the same on create and update. */
@@ -12,11 +20,13 @@ const KEY_SETTINGS: Command["options"] = {
 
 const create: Command = {
   name: "create",
-  positionals: ["ACCOUNT"],
+  positionals: [],
+  optionalPositionals: ["ACCOUNT"],
+  synopsisArguments: "ACCOUNT|--account ACCOUNT",
   usage: "--name N [--zones a,b] [--monthly-limit 12.5] [--rpm N] [--expires 2027-01-31T00:00:00Z]",
   summary: "issue an API key; the answer holds the secret `key`, shown this once only",
   details: [
-    "ACCOUNT               an account id or the account's email address",
+    "ACCOUNT               the account: its id or its email address, here or as --account ACCOUNT",
     "--name N              a name for the key (required)",
     "--zones a,b           zones the key may run in, separated by commas (default: all of the installation)",
     "--monthly-limit X     the most the key may spend per calendar month, in the installation's currency",
@@ -24,15 +34,17 @@ const create: Command = {
     "                      (default: the tier table's requests_per_minute)",
     "--expires T           when the key stops working, an ISO 8601 timestamp",
   ],
-  options: KEY_SETTINGS,
+  options: { ...KEY_SETTINGS, account: { type: "string" } },
   async run(input) {
     const { values } = input;
+    const account = accountArgument(input, "zona keys create");
+    if (account === undefined) throw new UsageError("missing ACCOUNT", "zona keys create");
     const zones = stringValue(values, "zones");
     const monthlyLimit = stringValue(values, "monthly-limit");
     const rpm = stringValue(values, "rpm");
     const expires = stringValue(values, "expires");
     const client = await input.operator();
-    const accountId = await resolveAccount(client, positional(input, 0));
+    const accountId = await resolveAccount(client, account);
     return client.createKey(accountId, {
       name: stringValue(values, "name"),
       ...(zones !== undefined ? { zones: zones.split(",").map((zone) => zone.trim()) } : {}),
@@ -82,13 +94,16 @@ const update: Command = {
 const list: Command = {
   name: "list",
   positionals: [],
+  optionalPositionals: ["ACCOUNT"],
   usage: "[--account ACCOUNT]",
   summary: "list API keys (never their secrets)",
-  details: ["--account ACCOUNT   only the keys of this account (an id or an email address)"],
+  details: [
+    "ACCOUNT   only the keys of this account (its id or its email address), here or as --account ACCOUNT",
+  ],
   options: { account: { type: "string" } },
-  async run({ values, operator }) {
-    const client = await operator();
-    const account = stringValue(values, "account");
+  async run(input) {
+    const account = accountArgument(input, "zona keys list");
+    const client = await input.operator();
     return client.listKeys(
       account === undefined ? {} : { account_id: await resolveAccount(client, account) },
     );

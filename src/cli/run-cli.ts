@@ -114,15 +114,13 @@ function leadingGlobals(args: string[]): { help: boolean; passOn: string[]; rest
 
 function checkPositionals(command: Command, positionals: string[], helpFor: string): void {
   const expected = command.positionals;
-  if (positionals.length === expected.length) return;
+  const most = expected.length + (command.optionalPositionals?.length ?? 0);
+  if (positionals.length >= expected.length && positionals.length <= most) return;
   if (positionals.length < expected.length) {
     throw new UsageError(`missing ${expected.slice(positionals.length).join(" ")}`, helpFor);
   }
-  const extra = positionals.slice(expected.length).join(" ");
-  throw new UsageError(
-    `unexpected argument${positionals.length - expected.length > 1 ? "s" : ""}: ${extra}`,
-    helpFor,
-  );
+  const extra = positionals.slice(most).join(" ");
+  throw new UsageError(`unexpected argument${positionals.length - most > 1 ? "s" : ""}: ${extra}`, helpFor);
 }
 
 /** Help asked for goes to stdout with success; help shown because something was missing is a usage error. */

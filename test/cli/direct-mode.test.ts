@@ -225,6 +225,26 @@ describe("zona in direct mode (no server: the command opens the embedded databas
     expect(amount.stderr).toBe("zona: 'balance' must be a number. (invalid_request_error)\n");
   });
 
+  it("keys create and keys list take the account the same two ways: as ACCOUNT or as --account ACCOUNT", async () => {
+    const byOption = await zona(["keys", "create", "--account", "ada@example.com", "--name", "by-option"]);
+    expect(byOption.stderr).toBe("");
+    expect(byOption.json).toMatchObject({ object: "api_key", account_id: accountId, name: "by-option" });
+    const placed = await zona(["keys", "list", "ada@example.com"]);
+    const named = await zona(["keys", "list", "--account", accountId]);
+    expect(placed.code).toBe(0);
+    expect(named.json).toEqual(placed.json);
+    const names = (placed.json.data as Array<{ name: string; account_id: string }>).map((key) => key.name);
+    expect(names).toContain("by-option");
+    expect(
+      (placed.json.data as Array<{ account_id: string }>).every((key) => key.account_id === accountId),
+    ).toBe(true);
+    const both = await zona(["keys", "list", "ada@example.com", "--account", "someone@example.com"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toBe(
+      "zona: give the account once: as ACCOUNT or as --account ACCOUNT\nRun 'zona keys list --help' for usage.\n",
+    );
+  });
+
   it("usage errors exit 2 before touching the database", async () => {
     const missing = await zona(["keys", "create", "--name", "x"]);
     expect(missing.code).toBe(2);

@@ -35,7 +35,7 @@ describe("zona --help and usage errors", () => {
       expect(accounts.stdout).toContain(`zona accounts ${command}`);
     }
     const keys = await zona(["--help", "keys"]);
-    expect(keys.stdout).toContain("zona keys create ACCOUNT --name N [--zones a,b]");
+    expect(keys.stdout).toContain("zona keys create ACCOUNT|--account ACCOUNT --name N [--zones a,b]");
     const credits = await zona(["credits", "-h"]);
     expect(credits.stdout).toContain("zona credits add ACCOUNT AMOUNT [--note T]");
   });
@@ -43,7 +43,7 @@ describe("zona --help and usage errors", () => {
   it("zona GROUP COMMAND --help shows the usage and options, even with other arguments", async () => {
     const run = await zona(["keys", "create", "someone@example.com", "--help"]);
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain("Usage: zona keys create ACCOUNT --name N");
+    expect(run.stdout).toContain("Usage: zona keys create ACCOUNT|--account ACCOUNT --name N");
     expect(run.stdout).toContain("--monthly-limit");
     const create = await zona(["accounts", "create", "-h"]);
     expect(create.stdout).toContain("--password-stdin");
