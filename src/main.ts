@@ -1,5 +1,6 @@
 // First: an unsuitable Node.js stops here, before the other modules load.
 import "./require-node.ts";
+import { createServer } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config/load.ts";
@@ -20,6 +21,8 @@ let showStacks = false;
 async function main(): Promise<void> {
   const config = loadConfig();
   showStacks = config.server.log_level === "debug" || config.server.log_level === "trace";
+  // Before any data is made: a start that cannot listen leaves no new database behind.
+  await checkCanListen(config.server.host, config.server.port);
   const store = await openStore(
     config.server.database_url
       ? { databaseUrl: config.server.database_url }
@@ -70,20 +73,45 @@ async function listen(app: FastifyInstance, store: Store, config: Config): Promi
   } catch (error) {
     await closeWithin(app.close());
     await closeWithin(store.close());
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EADDRINUSE") {
-      throw new StartFailure(`port ${port} on ${host} is already in use: stop what holds it or set PORT`);
-    }
-    if (code === "EACCES") {
-      throw new StartFailure(
-        `not allowed to listen on port ${port} on ${host} (EACCES): use a port above 1023`,
-      );
-    }
-    if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
-      throw new StartFailure(`cannot listen on ${host}: not an address of this machine (${code}); set HOST`);
-    }
-    throw error;
+    throw listenFailure(error, host, port);
   }
+}
+
+/**
+ * Takes the port for a moment and gives it back: a port in use (or an address not of this machine)
+ * stops the start before the data folder or the database is touched. A port taken in between is
+ * still caught by `listen`.
+ */
+async function checkCanListen(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once("error", reject);
+      probe.listen({ host, port, exclusive: true }, resolve);
+    });
+  } catch (error) {
+    throw listenFailure(error, host, port);
+  } finally {
+    await new Promise<void>((resolve) => (probe.listening ? probe.close(() => resolve()) : resolve()));
+  }
+}
+
+/** The operator's line for a port or address that cannot be listened on; other errors as they are. */
+function listenFailure(error: unknown, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EADDRINUSE") {
+    return new StartFailure(`port ${port} on ${host} is already in use: stop what holds it or set PORT`);
+  }
+  if (code === "EACCES") {
+    return new StartFailure(
+      `not allowed to listen on port ${port} on ${host} (EACCES): use a port above 1023`,
+    );
+  }
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new StartFailure(`cannot listen on ${host}: not an address of this machine (${code}); set HOST`);
+  }
+  return error;
 }
 
 // A failed start must not hang on closing what it opened (a Redis that is away, say).

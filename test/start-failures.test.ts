@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,7 +66,7 @@ describe("a start that fails says why in one line on stderr, without a stack tra
 
   const dataDir = async () => mkdtemp(join(dir, "data-"));
 
-  it("port in use: names the port and the host; the data folder is released", async () => {
+  it("port in use: names the port and the host; nothing is created in the data folder", async () => {
     const holder: Server = createServer();
     await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise((resolve) => holder.close(() => resolve())));
@@ -84,6 +84,8 @@ describe("a start that fails says why in one line on stderr, without a stack tra
     );
     expect(line).toContain(`port ${port} on 127.0.0.1 is already in use`);
     expect(existsSync(join(data, "zona.lock"))).toBe(false);
+    // The port is checked before any data is made: the data folder stays as it was (empty).
+    expect(await readdir(data)).toEqual([]);
   }, 60_000);
 
   it("database unreachable: names where, with the reason, never the password", async () => {
