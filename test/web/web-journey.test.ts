@@ -53,7 +53,12 @@ describe.skipIf(!CHROMIUM)(
       await page.getByRole("button", { name: "Archive", exact: true }).click();
       await page.getByText("This conversation is archived.").waitFor();
       await expect.poll(() => page.locator(".conversation-list li").count()).toBe(0);
+      // The sidebar says where the conversations went, not that there are none.
+      const sidebar = page.locator(".sidebar");
+      await sidebar.getByText("No open conversations: all of them are archived.").waitFor();
       await page.getByRole("link", { name: /^Archived/ }).click();
+      await sidebar.getByText("No open conversations: all of them are archived.").waitFor();
+      expect(await sidebar.getByText("No conversations yet.").count()).toBe(0);
       await page.getByRole("link", { name: "My renamed chat" }).click();
       await page.getByRole("button", { name: "Unarchive" }).click();
       await expect.poll(() => page.locator(".conversation-list li").count()).toBe(1);

@@ -33,7 +33,11 @@ export function Sidebar(props: { path: string; id: string }) {
       {lists.active === undefined && lists.failure === undefined && (
         <p class="muted">{t("common.loading")}</p>
       )}
-      {lists.active?.length === 0 && <p class="muted">{t("chat.noConversations")}</p>}
+      {lists.active?.length === 0 && (
+        <p class="muted">
+          {(lists.archived?.length ?? 0) > 0 ? t("chat.allArchived") : t("chat.noConversations")}
+        </p>
+      )}
       {(lists.active?.length ?? 0) > 5 && (
         <input
           type="search"
