@@ -68,6 +68,11 @@ describe.skipIf(!CHROMIUM)("Web chat on a phone in Chromium (the phone layout)",
     expect(await insideViewport(page, textarea)).toBe(true);
     expect(await insideViewport(page, send)).toBe(true);
     expect(await scrollsSideways(page)).toBe(false);
+    // The model and speed pickers keep their visible labels on a phone.
+    for (const label of ["Model", "Speed"]) {
+      const text = page.locator(".composer-pickers .picker span", { hasText: label });
+      await expect.poll(() => insideViewport(page, text), POLL).toBe(true);
+    }
 
     await menu.tap();
     await expect.poll(() => insideViewport(page, sidebar), POLL).toBe(true);
