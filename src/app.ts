@@ -7,6 +7,7 @@ import Fastify, {
 import { openSharedMoney } from "./billing/shared/open-shared-money.ts";
 import { loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
+import { warnWithoutChatModel } from "./engines/chat-setup-check.ts";
 import { checkMachines } from "./engines/machine-check.ts";
 import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
 import { applyClientTimeouts, CHECK_EVERY_MS, closeStalledAnswers } from "./http/client-timeouts.ts";
@@ -136,13 +137,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services,
     load: deps.loadConfig ?? (() => loadConfig()),
     log: app.log,
-    // At start and after every reload: one warning per machine that is down or lacks a model.
-    afterApply: (applied) =>
+    // At start and after every reload: one warning per machine that is down or lacks a model, and
+    // one when no chat model is set up at all.
+    afterApply: (applied) => {
+      warnWithoutChatModel(applied, app.log);
       void checkMachines(applied.machines, {
         timeoutMs: applied.engines.probe_timeout_ms,
         log: app.log,
         piperVoices: applied.engines.piper_voices,
-      }),
+      });
+    },
   });
   // Usage of requests that ended while closing is written before the store closes.
   app.addHook("onClose", async () => {

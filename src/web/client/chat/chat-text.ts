@@ -16,7 +16,7 @@ const en = {
   "chat.tier.fast": "Fast",
   "chat.tier.ludicrous": "Ludicrous",
   "chat.modelNotAvailable": "{model} (not available)",
-  "chat.noModels": "No chat model is set up on this installation.",
+  "chat.noModels": "No chat model is set up on this installation yet: its operator has to add one.",
   "chat.placeholder": "Write a message…",
   "chat.inputLabel": "Message",
   "chat.send": "Send",
@@ -69,7 +69,8 @@ export const CHAT_TEXT: Texts<typeof en> = {
     "chat.tier.fast": "Veloce",
     "chat.tier.ludicrous": "Fulminea",
     "chat.modelNotAvailable": "{model} (non disponibile)",
-    "chat.noModels": "Nessun modello di chat è configurato su questa installazione.",
+    "chat.noModels":
+      "Su questa installazione non è ancora configurato alcun modello di chat: deve aggiungerlo chi la gestisce.",
     "chat.placeholder": "Scrivi un messaggio…",
     "chat.inputLabel": "Messaggio",
     "chat.send": "Invia",
@@ -119,7 +120,8 @@ export const CHAT_TEXT: Texts<typeof en> = {
     "chat.tier.fast": "Schnell",
     "chat.tier.ludicrous": "Wahnsinnig schnell",
     "chat.modelNotAvailable": "{model} (nicht verfügbar)",
-    "chat.noModels": "Auf dieser Installation ist kein Chat-Modell eingerichtet.",
+    "chat.noModels":
+      "Auf dieser Installation ist noch kein Chat-Modell eingerichtet: Der Betreiber muss eines hinzufügen.",
     "chat.placeholder": "Nachricht schreiben…",
     "chat.inputLabel": "Nachricht",
     "chat.send": "Senden",
@@ -170,7 +172,8 @@ export const CHAT_TEXT: Texts<typeof en> = {
     "chat.tier.fast": "Rapide",
     "chat.tier.ludicrous": "Fulgurante",
     "chat.modelNotAvailable": "{model} (indisponible)",
-    "chat.noModels": "Aucun modèle de discussion n'est configuré sur cette installation.",
+    "chat.noModels":
+      "Aucun modèle de discussion n'est encore configuré sur cette installation : son exploitant doit en ajouter un.",
     "chat.placeholder": "Écrivez un message…",
     "chat.inputLabel": "Message",
     "chat.send": "Envoyer",
