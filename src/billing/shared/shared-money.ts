@@ -6,6 +6,7 @@ import type { DeferredTakes, PendingTake } from "../../limits/deferred-takes.ts"
 import { inlineTakeArgs, parseTakeReply } from "../../limits/redis-take-script.ts";
 import type { BillingRepository, RecordedTotals, ReserveRefusal } from "../../store/repositories/billing.ts";
 import { AwayFromRedis, RedisAway } from "./away-from-redis.ts";
+import { CloseBatch } from "./close-batch.ts";
 import { EpochFollower, MONEY_TTL_SECONDS } from "./epoch-follower.ts";
 import { defineMoneyCommands } from "./money-commands.ts";
 import { holdText, keyMonthOf, parseHold, type SharedHold } from "./shared-hold.ts";
@@ -34,8 +35,7 @@ export class SharedMoney {
   private readonly epochs: EpochFollower;
   /** Holds this instance placed and has not closed: what it puts back into a rebuilt epoch. */
   private readonly open = new Map<string, SharedHold>();
-  private closing = emptyClosing();
-  private closeScheduled = false;
+  private readonly closes: CloseBatch;
   private readonly away: AwayFromRedis;
   /** Key limits that wait for a request's hold, and where their counters live in Redis. */
   private readonly takes: { deferred: DeferredTakes; prefix: string } | undefined;
@@ -55,6 +55,12 @@ export class SharedMoney {
     this.repo = deps.repo;
     this.log = deps.log;
     defineMoneyCommands(this.redis);
+    this.closes = new CloseBatch({
+      redis: this.redis,
+      prefix: this.prefix,
+      skip: () => this.away.active,
+      ...(deps.log ? { log: deps.log } : {}),
+    });
     this.away = new AwayFromRedis({
       repo: this.repo,
       open: this.open,
@@ -84,7 +90,7 @@ export class SharedMoney {
 
   async stop(): Promise<void> {
     this.epochs.stop();
-    await this.flushCloses();
+    await this.closes.flush();
     try {
       if (this.redis.status === "ready") await this.redis.quit();
     } catch {
@@ -190,32 +196,14 @@ export class SharedMoney {
    * one script call per tick for every close of that tick. Without totals the hold is given back.
    */
   close(requestId: string | null, totals?: RecordedTotals): void {
-    if (requestId !== null) {
-      this.open.delete(requestId);
-      this.closing.ids.push(requestId);
-    }
-    for (const row of totals?.keyMonths ?? []) {
-      const id = keyMonthOf(row);
-      this.closing.keyMonths.set(id, Math.max(this.closing.keyMonths.get(id) ?? 0, row.spentMicros));
-    }
-    for (const row of totals?.credits ?? []) {
-      const seen = this.closing.credits.get(row.accountId);
-      const credited = newerCredited(seen?.credited, row.credited);
-      this.closing.credits.set(row.accountId, {
-        spent: Math.max(seen?.spent ?? 0, row.spentMicros),
-        ...(credited ? { credited } : {}),
-      });
-    }
-    if (this.closeScheduled) return;
-    this.closeScheduled = true;
-    // In the tick's check phase: after every answer of this round, before the next requests are read.
-    setImmediate(() => this.flushCloses());
+    if (requestId !== null) this.open.delete(requestId);
+    this.closes.add(requestId, totals);
   }
 
   /** As `close`, sent at once; resolves when Redis has taken it (a read after it sees it). */
   closeNow(requestId: string | null, totals?: RecordedTotals): Promise<void> {
     this.close(requestId, totals);
-    return this.flushCloses();
+    return this.closes.flush();
   }
 
   /** A durable hold whose row is now in PostgreSQL: a rebuild finds it there, not in this process. */
@@ -384,48 +372,4 @@ export class SharedMoney {
     );
     if (reply[0] === "epoch") this.epochs.changed();
   }
-
-  private flushCloses(): Promise<void> {
-    this.closeScheduled = false;
-    const { ids, keyMonths, credits } = this.closing;
-    if (ids.length === 0 && keyMonths.size === 0 && credits.size === 0) return Promise.resolve();
-    this.closing = emptyClosing();
-    // While Redis is away its copy is dropped at its return: closes would only fail.
-    if (this.away.active) return Promise.resolve();
-    const args = [this.prefix, String(MONEY_TTL_SECONDS), String(ids.length), ...ids, String(keyMonths.size)];
-    for (const [id, spent] of keyMonths) args.push(id, String(spent));
-    args.push(String(credits.size));
-    for (const [id, { spent, credited }] of credits) {
-      args.push(id, String(spent), String(credited?.micros ?? 0), String(credited?.version ?? -1));
-    }
-    // A close that fails leaves its holds to the sweep, which closes them with PostgreSQL's totals.
-    return this.redis.zonaMoneyClose(0, ...args).then(
-      () => undefined,
-      (error: unknown) => {
-        this.log?.warn(
-          { err: error, holds: ids.length },
-          "could not close money holds in Redis; the sweep will",
-        );
-      },
-    );
-  }
-}
-
-/** Of two copies of what an account is credited, the one of the higher version. */
-function newerCredited(
-  a: { micros: number; version: number } | undefined,
-  b: { micros: number; version: number } | undefined,
-) {
-  if (!a) return b;
-  if (!b) return a;
-  return b.version >= a.version ? b : a;
-}
-
-function emptyClosing() {
-  return {
-    ids: [] as string[],
-    keyMonths: new Map<string, number>(),
-    /** Per account: its spend, and what it is credited when a change said so. */
-    credits: new Map<string, { spent: number; credited?: { micros: number; version: number } }>(),
-  };
 }
