@@ -4,6 +4,7 @@ import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { childOutput } from "./helpers/child-output.ts";
 import { freePort } from "./helpers/free-port.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -35,19 +36,7 @@ describe("a fresh installation's start", () => {
       stdio: ["ignore", "pipe", "pipe"],
     });
     servers.push(server);
-    let output = "";
-    server.stdout?.on("data", (chunk) => {
-      output += chunk;
-    });
-    server.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    const deadline = Date.now() + 45_000;
-    while (!output.includes("zona listening")) {
-      if (Date.now() > deadline || server.exitCode !== null) throw new Error(`no start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    return output;
+    return childOutput(server).waitFor("zona listening");
   }
 
   const warningsIn = (output: string) =>

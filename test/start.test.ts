@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { childOutput } from "./helpers/child-output.ts";
 import { freePort } from "./helpers/free-port.ts";
 import { readJson } from "./helpers/read-json.ts";
 
@@ -15,7 +16,7 @@ describe("README: `npm start` gives a working service on the embedded default", 
   let server: ChildProcess;
   let url: string;
   let dataDir: string;
-  let output = "";
+  let log: ReturnType<typeof childOutput>;
   let exit: Promise<number | null>;
 
   beforeAll(async () => {
@@ -38,18 +39,8 @@ describe("README: `npm start` gives a working service on the embedded default", 
       detached: true,
     });
     exit = new Promise((resolve) => server.once("exit", (code) => resolve(code)));
-    server.stdout?.on("data", (chunk) => {
-      output += chunk;
-    });
-    server.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    const deadline = Date.now() + 45_000;
-    while (!output.includes("zona listening")) {
-      if (Date.now() > deadline || server.exitCode !== null)
-        throw new Error(`server did not start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    log = childOutput(server);
+    await log.waitFor("zona listening");
   }, 60_000);
 
   afterAll(async () => {
@@ -92,14 +83,15 @@ describe("README: `npm start` gives a working service on the embedded default", 
   });
 
   it("logs JSON lines with the request id and never the key", () => {
-    const lines = output
+    const lines = log
+      .text()
       .split("\n")
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line));
     const requests = lines.filter((line) => line.msg === "request");
     expect(requests.length).toBeGreaterThan(0);
     for (const line of requests) expect(line.request_id).toMatch(/^req_/);
-    expect(output).not.toContain(ADMIN);
+    expect(log.text()).not.toContain(ADMIN);
   });
 
   it("stops gracefully on SIGTERM: in-flight request answered, store closed, data folder released", async () => {
@@ -118,8 +110,8 @@ describe("README: `npm start` gives a working service on the embedded default", 
     const deadline = Date.now() + 10_000;
     while (isAlive(serverPid) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(isAlive(serverPid), output.slice(-1500)).toBe(false);
-    expect(output).toContain('"msg":"stopped"');
+    expect(isAlive(serverPid), log.text().slice(-1500)).toBe(false);
+    expect(log.text()).toContain('"msg":"stopped"');
     expect(existsSync(lockPath)).toBe(false);
     expect(await exit).toBe(0);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
