@@ -139,14 +139,17 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
       expect(remaining).toEqual(Array.from({ length: 12 }, (_, i) => String(CHAT_LIMIT - 1 - i)));
     });
 
-    it("spec Rate limits: a key at its limit gets 429 before the 422 of its invalid body, even where this instance last saw it far from the limit", async () => {
+    it("spec Rate limits / Tier limit: a key at its limit gets 429 rate_limit_exceeded (Retry-After to the next minute, no X-RateLimit-Reset) before the 422 of its invalid body, even where this instance last saw it far from the limit", async () => {
       const [a, b] = apps as [TestApp, TestApp];
       const { key } = await moneyKey({ requests_per_minute: 10 });
       expect(await statusOf(await chat(a, key))).toBe(200);
       for (let i = 0; i < 9; i++) expect(await statusOf(await chat(b, key))).toBe(200);
       const invalid = await chat(a, key, { messages: "not a list" });
       expect(invalid.status).toBe(429);
-      expect(invalid.headers.get("retry-after")).toMatch(/^\d+$/);
+      // The tier limit's 429: Retry-After = seconds to the next clock minute (the clock stands 1 s into
+      // it), no X-RateLimit-Reset.
+      expect(invalid.headers.get("retry-after")).toBe("59");
+      expect(invalid.headers.get("x-ratelimit-reset")).toBeNull();
       // A 429 may be retried: nothing of the 422 it stands for is left on it.
       expect(invalid.headers.get("x-should-retry")).toBeNull();
       const body = (await invalid.json()) as { error: unknown };
