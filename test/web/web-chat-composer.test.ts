@@ -152,6 +152,40 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium", () => {
   );
 
   it(
+    "Keyboard (spec Chat sessions: send a message): Enter pressed just after the model list arrived, before the pickers show their choice, sends with the preselected model",
+    async () => {
+      const page = await s.newPage();
+      // Time flows for the sign-in, then stands still: the page still renders (a render waits for no
+      // timer) but runs no effect (they wait for the next frame), so the pickers stay unset.
+      await page.clock.install();
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route("**/api/v1/web/models", async (route) => {
+        await released;
+        await route.continue();
+      });
+      await s.signIn(page);
+      const box = page.getByLabel("Message");
+      await box.fill("sent in the moment the models came");
+      await page.clock.pauseAt(Date.now() + 60_000);
+      release();
+      await expect.poll(() => page.locator(".composer select[name=model] option").count()).toBeGreaterThan(0);
+      await box.press("Enter");
+      await page.clock.resume();
+      await page.locator(".message.user .bubble").waitFor();
+      await answered(page);
+      expect(await page.locator(".message.assistant").last().innerText()).toContain(
+        "echo: sent in the moment the models came",
+      );
+      expect(await page.locator(".composer select[name=model]").inputValue()).toBe(CHAT_MODEL);
+      expectNoProblems(s);
+    },
+    SLOW_TEST_MS,
+  );
+
+  it(
     "Keyboard (spec Chat sessions: send a message): Enter sends, Shift+Enter starts a new line, Tab reaches the send button with a visible focus",
     async () => {
       const page = await s.newPage();

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { POLL, sendAndGetAnswer } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 describe.skipIf(!CHROMIUM)(
@@ -30,12 +31,8 @@ describe.skipIf(!CHROMIUM)(
       expect(new URL(page.url()).search).toBe("");
       await page.getByRole("link", { name: "Start chatting" }).click();
 
-      await page.getByLabel("Message").fill("Hello there, Zona!");
-      await page.keyboard.press("Enter");
-      const answer = page.locator(".message.assistant").last();
-      await expect.poll(() => answer.innerText()).toContain("echo: Hello there, Zona!");
-      await expect.poll(() => page.locator(".message.assistant.streaming").count()).toBe(0);
-      await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/c\/[0-9a-f-]{36}$/);
+      await sendAndGetAnswer(page, "Hello there, Zona!");
+      await expect.poll(() => new URL(page.url()).pathname, POLL).toMatch(/^\/c\/[0-9a-f-]{36}$/);
       // The automatic title replaces the default one without a reload.
       const title = page.locator(".conversation-title");
       await expect.poll(() => title.innerText(), { timeout: 15_000 }).not.toBe("New chat");

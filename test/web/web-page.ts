@@ -15,6 +15,28 @@ export async function conversationId(page: Page): Promise<string> {
   return pathOf(page).slice(3);
 }
 
+/**
+ * Runs a wait; when it fails, its error also says what the page shows (its notices and the
+ * composer's state), so a failure on a loaded machine tells why.
+ */
+export async function explained<T>(page: Page, wait: () => Promise<T>): Promise<T> {
+  try {
+    return await wait();
+  } catch (error) {
+    const notices = await page
+      .locator(".notice, .field-error")
+      .allInnerTexts()
+      .catch(() => []);
+    const send = await page
+      .locator(".composer button.send")
+      .isEnabled({ timeout: 1_000 })
+      .catch(() => undefined);
+    const said = `page ${pathOf(page)}; notices: ${JSON.stringify(notices)}; send enabled: ${send}`;
+    if (error instanceof Error) error.message = `${error.message}\n${said}`;
+    throw error;
+  }
+}
+
 /** Waits until no answer is arriving any more. */
 export async function answered(page: Page): Promise<void> {
   await expect.poll(() => page.locator(".message.assistant").count(), POLL).toBeGreaterThan(0);
@@ -28,10 +50,14 @@ export async function answered(page: Page): Promise<void> {
 export async function sendAndGetAnswer(page: Page, text: string, options = { echoed: true }): Promise<void> {
   const before = await page.locator(".message.assistant").count();
   await page.locator(".composer textarea").fill(text);
-  // Enter sends only once the page knows the models (a Send button still disabled ignores it).
-  await expect.poll(() => page.locator(".composer button.send").isEnabled(), POLL).toBe(true);
+  // The page knows the models (an Enter pressed before would send once they came: tested on its own).
+  await explained(page, () =>
+    expect.poll(() => page.locator(".composer button.send").isEnabled(), POLL).toBe(true),
+  );
   await page.locator(".composer textarea").press("Enter");
-  await expect.poll(() => page.locator(".message.assistant").count(), POLL).toBe(before + 1);
+  await explained(page, () =>
+    expect.poll(() => page.locator(".message.assistant").count(), POLL).toBe(before + 1),
+  );
   if (options.echoed) {
     await expect
       .poll(() => page.locator(".message.assistant").last().innerText(), POLL)

@@ -21,7 +21,7 @@ export function Composer(props: {
   const [text, setText] = useState("");
   const [model, setModel] = useState<string>();
   const [tier, setTier] = useState("slow");
-  // Enter pressed before the model list arrived: the message goes as soon as a model is picked.
+  // Enter pressed before the model list arrived: the message goes as soon as the list is here.
   const [sendOnceLoaded, setSendOnceLoaded] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
 
@@ -35,25 +35,30 @@ export function Composer(props: {
   const length = [...text].length;
   const tooLong = length > MAX_CONTENT;
   const ready = !props.answering && text.trim() !== "" && !tooLong;
-  const canSend = ready && model !== undefined;
+  // What the message goes with: the picks, or (in the moment after the list arrived, before the
+  // picks show) the ones about to be preselected, so an Enter in that moment is not lost.
+  const preselecting = model === undefined && models !== undefined;
+  const chosen = preselecting ? preferredModel(models) : model;
+  const chosenTier = preselecting ? preferredTier(models) : tier;
+  const canSend = ready && chosen !== undefined;
 
   const submit = () => {
     if (!models && ready) {
       setSendOnceLoaded(true);
       return;
     }
-    if (!canSend || model === undefined) return;
-    rememberPicks(model, tier);
-    props.onSend(text, model, tier);
+    if (!canSend || chosen === undefined) return;
+    rememberPicks(chosen, chosenTier);
+    props.onSend(text, chosen, chosenTier);
     setText("");
   };
 
+  // Enter pressed before the model list arrived: sent once it is here.
   useEffect(() => {
     if (!sendOnceLoaded || !models) return;
-    if (model === undefined && models.data.length > 0) return; // picked by the effect above, next render
     setSendOnceLoaded(false);
     submit();
-  }, [sendOnceLoaded, models, model]);
+  }, [sendOnceLoaded, models]);
 
   return (
     <form
