@@ -30,6 +30,9 @@ export class AppSessions {
     string,
     { user: SessionUser | undefined; stamp: string | undefined; until: number }
   >();
+  // Counts the forgets: an account read that began before one must not put back what was forgotten
+  // (a request that read an unverified or enabled account while it was verified or disabled).
+  private forgets = 0;
 
   constructor(deps: {
     accounts: AccountsService;
@@ -62,6 +65,7 @@ export class AppSessions {
     if (cached && cached.until > now && claims.pwd === cached.stamp) return cached.user;
     // Only "no such account" makes the token worthless: a database that does not answer is a 503,
     // not a 401 that would sign the user out.
+    const forgetsBefore = this.forgets;
     const account = await this.accounts.get(claims.sub).catch((error: unknown) => {
       if (error instanceof ApiError && error.status === 404) return undefined;
       throw error;
@@ -75,9 +79,11 @@ export class AppSessions {
             language: account.language as Language,
           }
         : undefined;
-    if (this.users.size > 10_000) this.users.clear();
     const stamp = account ? signer.passwordStamp(account.passwordHash) : undefined;
-    this.users.set(claims.sub, { user, stamp, until: now + USER_CACHE_MS });
+    if (this.forgets === forgetsBefore) {
+      if (this.users.size > 10_000) this.users.clear();
+      this.users.set(claims.sub, { user, stamp, until: now + USER_CACHE_MS });
+    }
     return claims.pwd === stamp ? user : undefined;
   }
 
@@ -90,11 +96,13 @@ export class AppSessions {
 
   /** Forgets what is cached of an account (disabled, verified, language changed). */
   forget(accountId: string): void {
+    this.forgets++;
     this.users.delete(accountId);
   }
 
   /** Forgets every cached user (an operator disabled or enabled an account). */
   forgetAll(): void {
+    this.forgets++;
     this.users.clear();
   }
 
