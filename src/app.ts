@@ -9,6 +9,7 @@ import { loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { warnWithoutChatModel } from "./engines/chat-setup-check.ts";
 import { checkMachines } from "./engines/machine-check.ts";
+import { warnZonesWithoutModeration } from "./engines/moderation-setup-check.ts";
 import { BODY_LIMIT_BYTES, installBodyParsers } from "./http/body-parsers.ts";
 import { applyClientTimeouts, CHECK_EVERY_MS, closeStalledAnswers } from "./http/client-timeouts.ts";
 import { installCors } from "./http/cors.ts";
@@ -137,10 +138,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     services,
     load: deps.loadConfig ?? (() => loadConfig()),
     log: app.log,
-    // At start and after every reload: one warning per machine that is down or lacks a model, and
-    // one when no chat model is set up at all.
+    // At start and after every reload: one warning per machine that is down or lacks a model, one
+    // per zone whose content check has no machine, and one when no chat model is set up at all.
     afterApply: (applied) => {
       warnWithoutChatModel(applied, app.log);
+      warnZonesWithoutModeration(applied, app.log);
       void checkMachines(applied.machines, {
         timeoutMs: applied.engines.probe_timeout_ms,
         log: app.log,
