@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { conversationId } from "./web-page.ts";
+import { conversationId, explained, POLL } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
 
 // Globals of the page, for the functions that run in it (the tests' TypeScript has no DOM library).
@@ -130,7 +130,9 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium", () => {
       await chatMachineTakesRequests(s);
       await retry.click();
       const last = page.locator(".message.assistant").last();
-      await expect.poll(() => last.innerText()).toContain("echo: First question for the model");
+      await explained(page, () =>
+        expect.poll(() => last.innerText(), POLL).toContain("echo: First question for the model"),
+      );
       await expect.poll(() => page.locator(".message.assistant.streaming").count()).toBe(0);
       expect(await retry.count()).toBe(0);
 
@@ -145,7 +147,9 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium", () => {
       await s.chat.setMode("normal", { chunkDelayMs: 0 });
       await chatMachineTakesRequests(s);
       await retry.click();
-      await expect.poll(() => last.innerText()).toContain("echo: Second question, a longer one");
+      await explained(page, () =>
+        expect.poll(() => last.innerText(), POLL).toContain("echo: Second question, a longer one"),
+      );
       await expect.poll(() => page.locator(".message.assistant.streaming").count()).toBe(0);
 
       // Saved: every failure as the fixed text, each followed by the user's message sent again.

@@ -31,7 +31,13 @@ export async function explained<T>(page: Page, wait: () => Promise<T>): Promise<
       .locator(".composer button.send")
       .isEnabled({ timeout: 1_000 })
       .catch(() => undefined);
-    const said = `page ${pathOf(page)}; notices: ${JSON.stringify(notices)}; send enabled: ${send}`;
+    const messages = await page
+      .locator(".message")
+      .evaluateAll((elements) => elements.map((element) => element.className))
+      .catch(() => []);
+    const said =
+      `page ${pathOf(page)}; notices: ${JSON.stringify(notices)}; send enabled: ${send}; ` +
+      `messages: ${JSON.stringify(messages)}`;
     if (error instanceof Error) error.message = `${error.message}\n${said}`;
     throw error;
   }
