@@ -165,6 +165,11 @@ export const configSchema = z
         /** How long a video job may run on its machine before it fails (and is cancelled there). */
         video_run_timeout_seconds: z.number().positive().default(1_800),
         /**
+         * How long a running video job's state may stay unreadable (its machine refuses, hangs, or
+         * errs without the job) before the job fails (and is cancelled there).
+         */
+        video_status_unreadable_seconds: z.number().positive().default(120),
+        /**
          * How long a transcription waits for a machine of the key's zones before it moves on to the
          * fallback server (spec "Placement rules" 3); must leave the fallback room within
          * `transcription_timeout_seconds`. Default: 120, or half of `transcription_timeout_seconds`

@@ -298,6 +298,12 @@ export class UpstreamError extends Error {
   /** Whether another machine (or a later retry) may succeed: connection failures, timeouts and 5xx. */
   readonly retryable: boolean;
   readonly engine: EngineWords | undefined;
+  /**
+   * The parsed JSON body of a `status` failure, kept only when the call asked for it (a server that
+   * answers a state with an error status, such as vLLM-Omni's failed video job). Not enumerable, so
+   * no log serializes it: it may repeat the request.
+   */
+  declare readonly answer?: unknown;
   constructor(kind: UpstreamFailure, message: string, status?: number, engine?: EngineWords) {
     super(message);
     this.kind = kind;

@@ -57,6 +57,11 @@ export const videoJobs = pgTable(
     completedAt: timestamp("completed_at", { withTimezone: true }),
     /** Set when the job ends (completed or failed): then it is kept 7 days. */
     expiresAt: timestamp("expires_at", { withTimezone: true }),
+    /**
+     * When the running job's state first could not be read from its machine since the last good
+     * read; null while it reads. Kept here so that every instance, and a restart, count from it.
+     */
+    statusUnreadableSince: timestamp("status_unreadable_since", { withTimezone: true }),
   },
   (t) => [
     uniqueIndex("video_jobs_one_running_idx")

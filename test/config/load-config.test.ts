@@ -97,6 +97,7 @@ describe("loadConfig: files and environment", () => {
       video_poll_interval_seconds: 5,
       video_queue_timeout_seconds: 3_600,
       video_run_timeout_seconds: 1_800,
+      video_status_unreadable_seconds: 120,
       zone_transcription_timeout_seconds: 120,
       circuit_cooldown_seconds: 5,
       circuit_max_cooldown_seconds: 60,

@@ -24,6 +24,17 @@ export interface FakeVideosSettings {
   garbageContent: boolean;
   /** Status words as SGLang's older releases and other servers say them (`processing`). */
   statusWords: "openai" | "processing";
+  /**
+   * vLLM-Omni's way: `GET /v1/videos/{id}` of a failed job answers this status (500, or a 4xx or
+   * 5xx taken from the job's `error.code`, which then says it) with the failed job record as its
+   * body. Undefined: 200 with the record (SGLang's way).
+   */
+  failedStatus: number | undefined;
+  /**
+   * `GET /v1/videos/{id}` answers 503 with an error body and no job, as a server that cannot tell
+   * now; the other calls (create, content, delete) answer as usual. Jobs go on meanwhile.
+   */
+  statusUnavailable: boolean;
 }
 
 /** The defaults of the videos knobs. */
@@ -34,6 +45,8 @@ export const DEFAULT_VIDEOS_SETTINGS: FakeVideosSettings = {
   failMessage: "CUDA out of memory",
   garbageContent: false,
   statusWords: "openai",
+  failedStatus: undefined,
+  statusUnavailable: false,
 };
 const VIDEOS_KEYS = Object.keys(DEFAULT_VIDEOS_SETTINGS) as Array<keyof FakeVideosSettings>;
 
@@ -110,7 +123,10 @@ function record(job: FakeVideoJob, knobs: FakeVideosSettings, now: number): Reco
     quality: "default",
     created_at: Math.floor(job.createdAt / 1000),
     completed_at: status === "completed" ? Math.floor((job.createdAt + job.jobMs) / 1000) : null,
-    error: status === "failed" ? { code: "generation_failed", message: job.failMessage } : null,
+    error:
+      status === "failed"
+        ? { code: knobs.failedStatus ?? "generation_failed", message: job.failMessage }
+        : null,
     media_type: "video/mp4",
   };
 }
@@ -161,8 +177,13 @@ function videosProtocol(
       const id = match?.[1] === undefined ? undefined : decodeURIComponent(match[1]);
       const job = id === undefined ? undefined : jobs.get(id);
       if (match === null || id === undefined) return json(404, errorBody(404, "Not Found"));
+      const look = method === "GET" && match[2] === undefined;
+      if (look && knobs.statusUnavailable) return json(503, errorBody(503, "Service Unavailable"));
       if (job === undefined) return json(404, errorBody(404, `Video ${id} not found`));
-      if (method === "GET" && match[2] === undefined) return json(200, record(job, knobs, now));
+      if (look) {
+        const failed = phase(job, now).status === "failed";
+        return json(failed ? (knobs.failedStatus ?? 200) : 200, record(job, knobs, now));
+      }
       if (method === "GET") {
         if (phase(job, now).status !== "completed") {
           return json(400, errorBody(400, `Video ${id} is not completed`));
@@ -215,7 +236,9 @@ function videosProtocol(
 /**
  * A fake OpenAI-style asynchronous video server (vLLM-Omni, SGLang diffusion): `POST /v1/videos`
  * (form or JSON) makes an in-memory job that goes queued → in_progress (progress rising) →
- * completed over `jobMs`, or failed halfway with `failMidJob`; `GET /v1/videos/{id}` reports it,
+ * completed over `jobMs`, or failed halfway with `failMidJob`; `GET /v1/videos/{id}` reports it
+ * (a failed job with the `failedStatus` error status as vLLM-Omni does, or 503 without a job while
+ * `statusUnavailable`),
  * `GET /v1/videos/{id}/content` serves `clip` once completed (400 before), `DELETE` forgets it
  * (404 for an unknown id); `GET /v1/videos` lists, `GET /v1/models` lists `models`.
  */

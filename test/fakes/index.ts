@@ -21,7 +21,8 @@
  *   images.generations  // [{model, prompt, size, seed, seedAsked}]
  *   const comfy = new FakeComfyUiServer({ historyDelayMs: 300 });  // failRun, nodeErrors
  *   comfy.workflows / comfy.cancelled;  fakeComfyWorkflow() + FAKE_COMFY_INPUTS for a machine
- *   const videos = new FakeVideosServer({ jobMs: 300, clip });  // failMidJob, garbageContent, statusWords
+ *   const videos = new FakeVideosServer({ jobMs: 300, clip });  // failMidJob, garbageContent, statusWords,
+ *     // failedStatus (a failed job looked at answers that status with the job: vLLM-Omni), statusUnavailable
  *   videos.jobs  // [{model, prompt, size, seconds, fps, frames, seed, form}]; videos.deletions
  *   Pictures (fake-picture.ts) are deterministic PNGs with a `zona-fake` tEXt chunk {prompt_hash, seed}.
  *   `models` on any fake: the names it serves (listed at /v1/models, /api/tags, /info, /voices);

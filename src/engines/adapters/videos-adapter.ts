@@ -1,7 +1,7 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
 import { type EngineAdapter, type MachineConfig, UpstreamError } from "../types.ts";
-import { expectMp4, fromVideoJob, videoForm } from "./videos-transforms.ts";
+import { expectMp4, failedVideoJob, fromVideoJob, videoForm } from "./videos-transforms.ts";
 
 /** The default time one call to a video server (create, look, download, delete) may take. */
 export const DEFAULT_VIDEO_REQUEST_TIMEOUT_MS = 60_000;
@@ -21,7 +21,9 @@ export interface VideoAdapterOptions {
 /**
  * The adapter for OpenAI-style asynchronous video servers (vLLM-Omni, SGLang diffusion):
  * `POST /v1/videos` (a form: see videos-transforms.ts), `GET /v1/videos/{id}`,
- * `GET /v1/videos/{id}/content` (an MP4, checked), `DELETE /v1/videos/{id}`. Waiting for the job
+ * `GET /v1/videos/{id}/content` (an MP4, checked), `DELETE /v1/videos/{id}`. A look answered with
+ * an error status and a failed job record (vLLM-Omni's way) is that failed job, not a failure of
+ * the machine. Waiting for the job
  * (poll interval, overall timeout, the machine's capacity) is the caller's.
  */
 export function createVideosAdapter(
@@ -44,12 +46,21 @@ export function createVideosAdapter(
     },
 
     async videoJob(machine, engineJobId, signal) {
-      const raw = await client.json({
-        machine,
-        path: jobPath(machine, engineJobId),
-        signal,
-        headersTimeoutMs: timeoutMs,
-      });
+      let raw: unknown;
+      try {
+        raw = await client.json({
+          machine,
+          path: jobPath(machine, engineJobId),
+          signal,
+          headersTimeoutMs: timeoutMs,
+          keepErrorAnswer: true,
+        });
+      } catch (error) {
+        // vLLM-Omni's failed job comes with an error status: the machine answered, the job failed.
+        const failed = failedVideoJob(error, engineJobId);
+        if (failed !== undefined) return failed;
+        throw error;
+      }
       return fromVideoJob(raw, engineJobId);
     },
 

@@ -1,6 +1,7 @@
 /**
  * Pure translations for OpenAI-style asynchronous video servers (`/v1/videos`: vLLM-Omni, SGLang
- * diffusion): the create form, the job record read back in four states, the MP4 check.
+ * diffusion): the create form, the job record read back in four states (also from an error answer),
+ * the MP4 check.
  */
 import { quotingEngine } from "../engine-words.ts";
 import { upstreamModel } from "../served-models.ts";
@@ -79,6 +80,23 @@ export function fromVideoJob(raw: unknown, expectedId?: string): EngineVideoJob 
   const progress =
     status === "completed" ? 100 : percent === undefined ? null : Math.min(100, Math.max(0, percent));
   return { id, status, progress, error: status === "failed" ? jobError(body) : null };
+}
+
+/**
+ * The failed job an error answer carries: vLLM-Omni answers the look at a failed job with an error
+ * status (500, or the 4xx or 5xx of the job's own `error.code`) and the job record as its body. Only
+ * a record of the job asked for, in a failed state, counts; undefined for any other failure.
+ */
+export function failedVideoJob(error: unknown, engineJobId: string): EngineVideoJob | undefined {
+  if (!(error instanceof UpstreamError) || error.kind !== "status" || !isPayload(error.answer))
+    return undefined;
+  if (stringField(error.answer.id) !== engineJobId) return undefined;
+  try {
+    const job = fromVideoJob(error.answer, engineJobId);
+    return job.status === "failed" ? job : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Why a failed job failed: OpenAI `error.message`, or a plain `error` string; a default otherwise. */

@@ -44,6 +44,11 @@ export interface UpstreamCall {
   /** Overrides of the client's timeouts for this call. */
   headersTimeoutMs?: number;
   bodyTimeoutMs?: number;
+  /**
+   * Keep the JSON body of an error answer (up to ERROR_ANSWER_LIMIT bytes) on the UpstreamError as
+   * `answer`: for a server that answers a state with an error status (vLLM-Omni's failed video job).
+   */
+  keepErrorAnswer?: boolean;
 }
 
 /** A file sent in a multipart upload, streamed from disk. */
@@ -78,6 +83,8 @@ export const BINARY_ANSWER_LIMIT = 64 * 1024 * 1024;
 export const JSON_ANSWER_LIMIT = 64 * 1024 * 1024;
 
 const ERROR_BODY_LIMIT = 4_096;
+/** The largest error answer kept for a call that asked for it: a video job record repeats its prompt. */
+export const ERROR_ANSWER_LIMIT = 64 * 1024;
 const ERROR_BODY_WAIT_MS = 2_000;
 
 /**
@@ -242,9 +249,11 @@ export class UpstreamClient {
       throw toUpstreamError(error, signal, "request");
     }
     if (response.statusCode < 200 || response.statusCode > 299) {
-      const text = await readErrorBody(response.body);
+      const keep = call.keepErrorAnswer === true;
+      const text = await readErrorBody(response.body, keep ? ERROR_ANSWER_LIMIT : ERROR_BODY_LIMIT);
       if (signal.aborted) throw abortError(signal);
-      throw statusError(response.statusCode, text, [machine.url, target.origin, machine.api_key]);
+      const secrets = [machine.url, target.origin, machine.api_key];
+      throw statusError(response.statusCode, text, secrets, keep);
     }
     return response;
   }
@@ -331,8 +340,11 @@ async function* guardBody(
   }
 }
 
-/** The start of an error answer's body, read for its message; never waits long for it. */
-async function readErrorBody(body: Dispatcher.ResponseData["body"]): Promise<string> {
+/**
+ * The start of an error answer's body (at most `limit` bytes), read for its message; never waits
+ * long for it. A body longer than `limit` is cut there (so it is no JSON any more).
+ */
+async function readErrorBody(body: Dispatcher.ResponseData["body"], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   const timer = setTimeout(() => body.destroy(), ERROR_BODY_WAIT_MS);
@@ -341,14 +353,14 @@ async function readErrorBody(body: Dispatcher.ResponseData["body"]): Promise<str
       const buffer = chunk as Buffer;
       chunks.push(buffer);
       size += buffer.length;
-      if (size >= ERROR_BODY_LIMIT) break;
+      if (size >= limit) break;
     }
   } catch {
     // What arrived is enough for a message.
   } finally {
     clearTimeout(timer);
   }
-  return Buffer.concat(chunks).subarray(0, ERROR_BODY_LIMIT).toString("utf8");
+  return Buffer.concat(chunks).subarray(0, limit).toString("utf8");
 }
 
 let shared: UpstreamClient | undefined;

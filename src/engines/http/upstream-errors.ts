@@ -88,19 +88,38 @@ function errorCode(error: unknown): string | undefined {
  * The `status` failure for a non-2xx answer, quoting the upstream's error message (OpenAI
  * `error.message`, Ollama and TEI `error`, FastAPI `detail`, or plain text) with its type and code
  * (see engine-words.ts: logs carry the facts, not the words). The machine's url and key are cut out
- * in case the upstream echoes them.
+ * in case the upstream echoes them. With `keepAnswer`, the body parsed as JSON (the secrets cut out
+ * of it too) is kept as the failure's `answer`; a body that is not JSON leaves it undefined.
  */
 export function statusError(
   status: number,
   bodyText: string,
   secrets: Array<string | undefined>,
+  keepAnswer = false,
 ): UpstreamError {
   const said = upstreamSays(bodyText);
-  let message = said.message;
-  for (const secret of secrets) {
-    if (secret !== undefined && secret.length > 0) message = message.split(secret).join("[redacted]");
+  const error = quotingEngine("status", `the upstream answered ${status}`, redacted(said.message, secrets), {
+    ...said,
+    status,
+  });
+  if (keepAnswer) {
+    let answer: unknown;
+    try {
+      answer = JSON.parse(redacted(bodyText, secrets));
+    } catch {
+      answer = undefined;
+    }
+    Object.defineProperty(error, "answer", { value: answer, enumerable: false });
   }
-  return quotingEngine("status", `the upstream answered ${status}`, message, { ...said, status });
+  return error;
+}
+
+function redacted(text: string, secrets: Array<string | undefined>): string {
+  let result = text;
+  for (const secret of secrets) {
+    if (secret !== undefined && secret.length > 0) result = result.split(secret).join("[redacted]");
+  }
+  return result;
 }
 
 interface UpstreamSays {

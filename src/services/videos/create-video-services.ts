@@ -48,6 +48,7 @@ export function createVideoServices(
     pollMs: engines.video_poll_interval_seconds * 1000,
     queueTimeoutMs,
     runTimeoutMs,
+    unreadableMs: engines.video_status_unreadable_seconds * 1000,
     ...logged,
   });
   return { videos, videoRunner };

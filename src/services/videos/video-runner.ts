@@ -16,40 +16,11 @@ import { Mp4Error } from "../../media/mp4-ai-mark.ts";
 import type { VideoJobRow, VideoJobsRepository } from "../../store/repositories/video-jobs.ts";
 import type { VideoCancel } from "./video-cancel.ts";
 import { finishClip } from "./video-clip.ts";
+import { FAILURES, type JobFailure } from "./video-failures.ts";
 import { VIDEO_KEPT_SECONDS } from "./video-service.ts";
 
 /** Frames per second of every clip (spec "Video job"). */
 export const VIDEO_FPS = 24;
-
-/** How a job ended badly, as its `error` says it to the client. */
-interface JobFailure {
-  code: string;
-  message: string;
-}
-
-const FAILURES = {
-  engine: { code: "engine_error", message: "The machine could not make the video. Nothing was charged." },
-  unreadable: {
-    code: "engine_error",
-    message: "The machine's clip could not be read as an MP4. Nothing was charged.",
-  },
-  gone: {
-    code: "no_engine_available",
-    message: "No machine makes this model for this key any more. Nothing was charged.",
-  },
-  queueTimeout: {
-    code: "queue_timeout",
-    message: "No machine was free to make the video in time. Nothing was charged; try again later.",
-  },
-  runTimeout: {
-    code: "timeout",
-    message: "The machine took too long to make the video; it was stopped. Nothing was charged.",
-  },
-  lost: {
-    code: "engine_error",
-    message: "The machine lost the video while making it. Nothing was charged.",
-  },
-} satisfies Record<string, JobFailure>;
 
 /** The signal of calls that must finish even while the process closes. */
 const UNCUT = new AbortController().signal;
@@ -64,7 +35,8 @@ class NoRoom extends Error {}
  *   instance in the database), create the job there and keep the engine's id; no place: wait;
  * - in progress: ask the engine how far it is; when done, download the clip, remove its sound,
  *   mark it as made by AI, keep it 7 days, settle the money to the clip's seconds;
- * - failed, timed out, or the machine gone: the job fails with an `error` and its money is released.
+ * - failed, timed out, its state unreadable for `unreadableMs`, or the machine gone: the job fails
+ *   with an `error` and its money is released.
  * Each step is idempotent: a step run twice (a process died mid-step) changes nothing more.
  */
 export class VideoRunner {
@@ -77,6 +49,7 @@ export class VideoRunner {
   private readonly pollMs: number;
   private readonly queueTimeoutMs: number;
   private readonly runTimeoutMs: number;
+  private readonly unreadableMs: number;
   private readonly now: () => Date;
   private readonly log: FastifyBaseLogger | undefined;
 
@@ -90,6 +63,8 @@ export class VideoRunner {
     pollMs: number;
     queueTimeoutMs: number;
     runTimeoutMs: number;
+    /** How long a running job's state may stay unreadable (the machine down, erring) before it fails. */
+    unreadableMs: number;
     now: () => Date;
     log?: FastifyBaseLogger;
   }) {
@@ -102,6 +77,7 @@ export class VideoRunner {
     this.pollMs = deps.pollMs;
     this.queueTimeoutMs = deps.queueTimeoutMs;
     this.runTimeoutMs = deps.runTimeoutMs;
+    this.unreadableMs = deps.unreadableMs;
     this.now = deps.now;
     this.log = deps.log;
   }
@@ -206,14 +182,21 @@ export class VideoRunner {
     const machine = this.registry.machines.find((candidate) => candidate.config.name === job.machine);
     if (!machine) return this.fail(job, FAILURES.gone);
     if (this.elapsed(job.startedAt ?? job.createdAt) > this.runTimeoutMs) {
-      await this.cancel.onEngine(machine.config.name, engineJobId, job.id);
+      await this.cancel.onEngine(machine.config.name, engineJobId, job.id, signal);
       return this.fail(job, FAILURES.runTimeout);
     }
-    const state = await this.onMachine(machine, job, signal, (adapter) => {
-      if (!adapter.videoJob)
-        throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
-      return adapter.videoJob(machine.config, engineJobId, signal);
-    });
+    const state = await this.onMachine(
+      machine,
+      job,
+      signal,
+      (adapter) => {
+        if (!adapter.videoJob)
+          throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
+        return adapter.videoJob(machine.config, engineJobId, signal);
+      },
+      (failure) => this.unanswered(machine, job, signal, failure),
+    );
+    if (job.statusUnreadableSince !== null) await this.repo.stateRead(job.id);
     if (state.status === "failed") {
       return this.fail(job, FAILURES.engine, state.error ? engineTextLogFields(state.error) : undefined);
     }
@@ -326,14 +309,39 @@ export class VideoRunner {
   }
 
   /**
+   * The job's state could not be read (the machine refused, hung, or erred without the job): it
+   * fails, and is deleted on its machine, once that has lasted `unreadableMs` since the first such
+   * read after the last good one. That time is kept on the job's row, so another instance or a
+   * restart goes on counting; a good read clears it.
+   */
+  private async unanswered(
+    machine: Machine,
+    job: VideoJobRow,
+    signal: AbortSignal,
+    failure?: UpstreamError,
+  ): Promise<void> {
+    const since = await this.repo.stateUnread(job.id, this.now());
+    if (since === undefined || this.elapsed(since) <= this.unreadableMs) return;
+    await this.fail(job, FAILURES.silent, {
+      unreadable_ms: this.elapsed(since),
+      ...(failure ? upstreamLogFields(failure) : { reason: "the machine is left out (circuit open)" }),
+    });
+    // Not awaited: a machine that does not answer would hold the step up to the cancel's timeout.
+    void this.cancel.onEngine(machine.config.name, job.engineJobId ?? "", job.id, signal);
+    throw new JobFinished();
+  }
+
+  /**
    * One call to the job's own machine. A machine that does not answer now is asked again at the
-   * next step (until the run timeout); one that no longer knows the job (404) has lost it.
+   * next step (until the run timeout, or until `unanswered`, told of it, ends the job); one that no
+   * longer knows the job (404) has lost it.
    */
   private async onMachine<T>(
     machine: Machine,
     job: VideoJobRow,
     signal: AbortSignal,
     call: (adapter: EngineAdapter) => Promise<T>,
+    unanswered?: (failure: UpstreamError | undefined) => Promise<void>,
   ): Promise<T> {
     let failure: UpstreamError | undefined;
     try {
@@ -361,6 +369,7 @@ export class VideoRunner {
         await this.fail(job, FAILURES.unreadable, upstreamLogFields(failure));
         throw new JobFinished();
       }
+      await unanswered?.(failure);
       throw this.later();
     }
   }

@@ -16,6 +16,7 @@ export type NewVideoJob = Omit<
   | "startedAt"
   | "completedAt"
   | "expiresAt"
+  | "statusUnreadableSince"
 >;
 
 /** The states of a job that is not finished: one such job per person at most. */
@@ -52,6 +53,7 @@ const ROW = {
   startedAt: videoJobs.startedAt,
   completedAt: videoJobs.completedAt,
   expiresAt: videoJobs.expiresAt,
+  statusUnreadableSince: videoJobs.statusUnreadableSince,
 };
 
 /**
@@ -186,6 +188,29 @@ export class VideoJobsRepository {
       .update(videoJobs)
       .set({ progress })
       .where(and(eq(videoJobs.id, id), eq(videoJobs.status, "in_progress")));
+  }
+
+  /**
+   * Notes that the running job's state could not be read at `now`, unless a failed read since the
+   * last good one is noted already; returns the time noted (undefined when the job is not running).
+   */
+  async stateUnread(id: string, now: Date): Promise<Date | undefined> {
+    const rows = await this.db
+      .update(videoJobs)
+      .set({
+        statusUnreadableSince: sql`coalesce(${videoJobs.statusUnreadableSince}, ${now.toISOString()}::timestamptz)`,
+      })
+      .where(and(eq(videoJobs.id, id), eq(videoJobs.status, "in_progress")))
+      .returning({ since: videoJobs.statusUnreadableSince });
+    return rows[0]?.since ?? undefined;
+  }
+
+  /** Forgets the failed reads of the job's state: it was read again. */
+  async stateRead(id: string): Promise<void> {
+    await this.db
+      .update(videoJobs)
+      .set({ statusUnreadableSince: null })
+      .where(and(eq(videoJobs.id, id), sql`${videoJobs.statusUnreadableSince} is not null`));
   }
 
   /** Stores the finished clip; false when the job was deleted (or ended) meanwhile. */

@@ -8,9 +8,20 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createVideosAdapter } from "../../../src/engines/adapters/videos-adapter.ts";
-import { fromVideoJob, isMp4, videoFrameCount } from "../../../src/engines/adapters/videos-transforms.ts";
+import {
+  failedVideoJob,
+  fromVideoJob,
+  isMp4,
+  videoFrameCount,
+} from "../../../src/engines/adapters/videos-transforms.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter, EngineVideoJob, VideoCall } from "../../../src/engines/types.ts";
+import { statusError } from "../../../src/engines/http/upstream-errors.ts";
+import {
+  type EngineAdapter,
+  type EngineVideoJob,
+  UpstreamError,
+  type VideoCall,
+} from "../../../src/engines/types.ts";
 import {
   DEFAULT_VIDEOS_SETTINGS,
   FakeVideosServer,
@@ -147,6 +158,29 @@ describe("videos adapter", () => {
     });
   });
 
+  it.each([
+    500, 400, 507,
+  ])("vLLM-Omni's failed job, answered %i with the job record (a prompt of 2,000 characters): the failed job, not a failure", async (status) => {
+    fake.configure({ failMidJob: true, failedStatus: status, failMessage: "CUDA out of memory" });
+    // 2,000 characters of three bytes each: the record is larger than an ordinary error read.
+    const prompt = "夕暮れの湖に霧".repeat(286).slice(0, 2_000);
+    const { id } = await videos.createVideo(machine(), call({ prompt }), signal());
+    const last = (await follow(id)).at(-1);
+    expect(last).toEqual({ id, status: "failed", progress: 50, error: "CUDA out of memory" });
+  });
+
+  it("a look answered with an error status stays a failure without a failed job record read whole: 503 without a job, a record over 64 KB", async () => {
+    fake.configure({ statusUnavailable: true });
+    const { id } = await videos.createVideo(machine(), call(), signal());
+    const unavailable = await failure(videos.videoJob(machine(), id, signal()));
+    expect([unavailable.kind, unavailable.status, unavailable.retryable]).toEqual(["status", 503, true]);
+
+    fake.configure({ statusUnavailable: false, failMidJob: true, failedStatus: 500, jobMs: 0 });
+    const huge = await videos.createVideo(machine(), call({ prompt: "a".repeat(70_000) }), signal());
+    const cut = await failure(videos.videoJob(machine(), huge.id, signal()));
+    expect([cut.kind, cut.status, cut.retryable]).toEqual(["status", 500, true]);
+  });
+
   it("the content of a job not completed yet is a 400 status failure, not retryable", async () => {
     fake.configure({ jobMs: 5_000 });
     const { id } = await videos.createVideo(machine(), call(), signal());
@@ -223,6 +257,34 @@ describe("videos transforms", () => {
       expect(() => fromVideoJob(raw)).toThrowError(expect.objectContaining({ kind: "protocol" }));
     });
   }
+
+  it("a failed job is read from an error answer only when the call kept it and it is a failed record of the job asked for", () => {
+    const record = (extra = {}) =>
+      JSON.stringify({
+        id: "v1",
+        object: "video",
+        status: "failed",
+        error: { code: 500, message: "OOM" },
+        ...extra,
+      });
+    const kept = (text: string, status = 500) => statusError(status, text, [], true);
+    expect(failedVideoJob(kept(record()), "v1")).toEqual({
+      id: "v1",
+      status: "failed",
+      progress: null,
+      error: "OOM",
+    });
+    expect(failedVideoJob(kept(record(), 404), "v1")?.status).toBe("failed");
+    expect(failedVideoJob(statusError(500, record(), []), "v1")).toBeUndefined();
+    expect(failedVideoJob(kept(record({ status: "in_progress" })), "v1")).toBeUndefined();
+    expect(failedVideoJob(kept(record({ id: "v2" })), "v1")).toBeUndefined();
+    expect(failedVideoJob(kept(record({ id: undefined })), "v1")).toBeUndefined();
+    expect(
+      failedVideoJob(kept('{"error": {"message": "Internal Server Error", "code": 500}}'), "v1"),
+    ).toBeUndefined();
+    expect(failedVideoJob(kept("Internal Server Error"), "v1")).toBeUndefined();
+    expect(failedVideoJob(new UpstreamError("connect", "refused"), "v1")).toBeUndefined();
+  });
 
   it("an MP4 is told by its leading ftyp box", () => {
     const ftyp = Buffer.concat([

@@ -1,0 +1,1 @@
+ALTER TABLE "video_jobs" ADD COLUMN "status_unreadable_since" timestamp with time zone;
