@@ -80,6 +80,8 @@ export interface AppDeps {
   durableQueue?: JobQueue;
   /** How a reload reads the configuration; by default the file and environment, as at start. */
   loadConfig?: () => Config;
+  /** The credential the server wrote into its data folder: the operator API accepts it from this machine. */
+  localOperatorToken?: string;
 }
 
 /** The composition root: one Fastify instance with every plugin and route of the service. */
@@ -228,11 +230,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   services.titleUpkeep.start();
   await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
   if (config.app.web_chat.enabled) await app.register(webChatRoutes, { config: () => services.config });
-  if (config.server.admin_token) {
-    const adminToken = config.server.admin_token;
+  if (config.server.admin_token || deps.localOperatorToken) {
     await app.register(adminRoutes, {
       prefix: PREFIX.admin,
-      adminToken,
+      adminToken: config.server.admin_token,
+      localToken: deps.localOperatorToken,
       operator: services.operator,
       metrics,
       reloader,

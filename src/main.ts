@@ -6,7 +6,10 @@ import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { DataDirBusyError } from "./store/data-dir-lock.ts";
-import type { Store } from "./store/database.ts";
+import {
+  issueLocalOperatorCredential,
+  type LocalOperatorCredential,
+} from "./store/local-operator-credential.ts";
 import { DatabaseUnreachableError, openStore } from "./store/open-store.ts";
 
 /** A start that cannot go on, told in one line (no stack trace: nothing in Zona is broken). */
@@ -28,10 +31,21 @@ async function main(): Promise<void> {
       ? { databaseUrl: config.server.database_url }
       : { dataDir: config.server.data_dir },
   );
-  const app = await buildApp({ config, store }).catch(async (error: unknown) => {
-    await closeWithin(store.close());
+  // The `zona` command on this machine reaches the operator API with it (docs/admin-api.md); with
+  // PostgreSQL the command opens the database itself.
+  let credential: LocalOperatorCredential | undefined;
+  const closeStore = async () => {
+    credential?.remove();
+    await store.close();
+  };
+  let app: FastifyInstance;
+  try {
+    if (!config.server.database_url) credential = issueLocalOperatorCredential(config.server.data_dir);
+    app = await buildApp({ config, store, ...(credential ? { localOperatorToken: credential.token } : {}) });
+  } catch (error) {
+    await closeWithin(closeStore());
     throw error;
-  });
+  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -44,7 +58,7 @@ async function main(): Promise<void> {
     deadline.unref();
     try {
       await app.close();
-      await store.close();
+      await closeStore();
       app.log.info("stopped");
       process.exit(0);
     } catch (error) {
@@ -55,7 +69,7 @@ async function main(): Promise<void> {
   process.once("SIGTERM", () => void stop("SIGTERM"));
   process.once("SIGINT", () => void stop("SIGINT"));
 
-  await listen(app, store, config);
+  await listen(app, closeStore, config);
   const url = localUrl(config, app.server.address());
   store.announce(url);
   app.services.billing.startSweeper();
@@ -66,13 +80,13 @@ async function main(): Promise<void> {
 }
 
 /** Listens; a port that cannot be taken closes what was opened (the data folder is released) and says why. */
-async function listen(app: FastifyInstance, store: Store, config: Config): Promise<void> {
+async function listen(app: FastifyInstance, closeStore: () => Promise<void>, config: Config): Promise<void> {
   const { port, host } = config.server;
   try {
     await app.listen({ port, host });
   } catch (error) {
     await closeWithin(app.close());
-    await closeWithin(store.close());
+    await closeWithin(closeStore());
     throw listenFailure(error, host, port);
   }
 }

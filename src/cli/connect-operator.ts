@@ -4,6 +4,7 @@ import { redisKeyPrefixes } from "../config/redis-keys.ts";
 import type { Config } from "../config/schema.ts";
 import { createServices } from "../services/create-services.ts";
 import { DataDirBusyError, type DataDirOwner, readDataDirOwner } from "../store/data-dir-lock.ts";
+import { localCredentialPath, readLocalOperatorCredential } from "../store/local-operator-credential.ts";
 import { openStore } from "../store/open-store.ts";
 import { CliFailure, UsageError } from "./cli-errors.ts";
 import { httpOperatorClient } from "./http-operator-client.ts";
@@ -21,8 +22,9 @@ export interface ConnectOptions {
 /**
  * Picks the way to the operator actions:
  * an explicit URL -> its operator API; a live server holding the embedded database -> its
- * operator API (PGlite admits one process); PostgreSQL -> the database directly (it admits many);
- * otherwise the embedded database directly.
+ * operator API (PGlite admits one process), with ZONA_ADMIN_TOKEN or else the credential the server
+ * wrote into the data folder; PostgreSQL -> the database directly (it admits many); otherwise the
+ * embedded database directly.
  */
 export async function connectOperator(options: ConnectOptions): Promise<OperatorConnection> {
   const { config } = options;
@@ -42,8 +44,9 @@ export async function connectOperator(options: ConnectOptions): Promise<Operator
   const dataDir = resolve(options.cwd, config.server.data_dir);
   const owner = readDataDirOwner(dataDir);
   if (owner) {
-    if (!token) throw busy(config.server.data_dir, owner);
-    return http(ownerUrl(owner, config), token);
+    const url = ownerUrl(owner, config);
+    if (token) return http(url, token);
+    return http(url, localCredential(dataDir, owner), localCredentialPath(dataDir));
   }
   try {
     return await direct(config, { dataDir });
@@ -53,8 +56,29 @@ export async function connectOperator(options: ConnectOptions): Promise<Operator
   }
 }
 
-function http(url: string, token: string): OperatorConnection {
-  return { client: httpOperatorClient(url, token), mode: "http", close: async () => {} };
+function http(url: string, token: string, credentialFile?: string): OperatorConnection {
+  return { client: httpOperatorClient(url, token, credentialFile), mode: "http", close: async () => {} };
+}
+
+/** The credential the running server wrote into its data folder, or why there is none to use. */
+function localCredential(dataDir: string, owner: DataDirOwner): string {
+  const path = localCredentialPath(dataDir);
+  let credential: string | undefined;
+  try {
+    credential = readLocalOperatorCredential(dataDir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    throw new CliFailure(
+      `cannot read ${path} (${code}), the operator credential of the running Zona server (pid ${owner.pid}): ` +
+        "run zona as the user that runs the server, or set ZONA_ADMIN_TOKEN for both",
+    );
+  }
+  if (credential !== undefined) return credential;
+  throw new CliFailure(
+    `the running Zona server (pid ${owner.pid}${owner.url ? `, ${owner.url}` : ""}) holding ${dataDir} ` +
+      `wrote no operator credential (${path}): a server still starting writes it in a moment, ` +
+      "an older version never does (set ZONA_ADMIN_TOKEN for both the server and this command)",
+  );
 }
 
 async function direct(
@@ -104,10 +128,8 @@ function busy(dataDir: string, owner: DataDirOwner): CliFailure {
   const holder = owner.url
     ? `the running Zona server (pid ${owner.pid}, ${owner.url})`
     : `another Zona process (pid ${owner.pid})`;
-  return new CliFailure(
-    `the embedded database in ${dataDir} is in use by ${holder}; set ZONA_ADMIN_TOKEN for both the server ` +
-      "and this command to go through the operator API, or stop the server",
-  );
+  // Taken between the look at the lock and the opening: next time the command finds the holder.
+  return new CliFailure(`the embedded database in ${dataDir} is in use by ${holder}; try again in a moment`);
 }
 
 function checkedUrl(value: string): string {

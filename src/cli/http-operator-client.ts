@@ -4,8 +4,15 @@ import type { OperatorClient } from "./operator-client.ts";
 
 const TIMEOUT_MS = 60_000;
 
-/** Calls the operator API (`/admin/v1`) of a running server with the admin token. */
-export function httpOperatorClient(baseUrl: string, adminToken: string): OperatorClient {
+/**
+ * Calls the operator API (`/admin/v1`) of a running server with the admin token, or with the local
+ * credential read from `credentialFile` (named in the failure when the server refuses it).
+ */
+export function httpOperatorClient(
+  baseUrl: string,
+  adminToken: string,
+  credentialFile?: string,
+): OperatorClient {
   const root = baseUrl.replace(/\/+$/, "");
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const url = `${root}${PREFIX.admin}${path}`;
@@ -26,7 +33,7 @@ export function httpOperatorClient(baseUrl: string, adminToken: string): Operato
     }
     const text = await response.text();
     const parsed = parseJson(text);
-    if (!response.ok) throw apiFailure(root, response.status, parsed, text);
+    if (!response.ok) throw apiFailure(root, response.status, parsed, text, credentialFile);
     if (parsed === undefined) {
       throw new CliFailure(
         `the server at ${root} answered ${method} ${path} with something that is not JSON`,
@@ -82,16 +89,30 @@ function parseJson(text: string): unknown {
   }
 }
 
-function apiFailure(root: string, status: number, body: unknown, text: string): CliFailure {
+function apiFailure(
+  root: string,
+  status: number,
+  body: unknown,
+  text: string,
+  credentialFile: string | undefined,
+): CliFailure {
   const record = isRecord(body) ? body : {};
   const error = isRecord(record.error) ? record.error : {};
   const message =
     stringOr(error.message) ?? stringOr(record.message) ?? (text.trim().slice(0, 200) || `HTTP ${status}`);
   const code = stringOr(error.code) ?? stringOr(error.type) ?? `http_${status}`;
-  // A server started without an admin token has no operator API at all: say so rather than "unknown URL".
+  // A server on PostgreSQL started without an admin token has no operator API: say so rather than "unknown URL".
   if (code === "unknown_endpoint") {
     return new CliFailure(
       `the server at ${root} has no operator API; start it with ZONA_ADMIN_TOKEN set (the same token as here)`,
+      code,
+    );
+  }
+  // The server writes a new credential at every start: one read just before a restart is refused.
+  if (code === "invalid_admin_token" && credentialFile !== undefined) {
+    return new CliFailure(
+      `the server at ${root} refused the operator credential of ${credentialFile}; if it has just ` +
+        "restarted, try again (from another machine: --url with ZONA_ADMIN_TOKEN)",
       code,
     );
   }

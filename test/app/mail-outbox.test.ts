@@ -109,7 +109,7 @@ describe("Mail without SMTP: the outbox (app.mail.smtp_url absent)", () => {
     await register(t, { email });
     await t.app.services.accountMails.settled();
     const env = { ZONA_URL: t.url, ZONA_ADMIN_TOKEN: ADMIN_TOKEN, ZONA_DATA_DIR: join(dir, "unused") };
-    const run = await zona(["mail", "list", "--pending", "--limit", "1"], env, dir);
+    const run = await zona(["mail", "list", "--pending", "--limit", "1", "--json"], env, dir);
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.json.data).toHaveLength(1);
@@ -128,7 +128,11 @@ describe("Mail without SMTP: the outbox (app.mail.smtp_url absent)", () => {
     await services.accountMails.close();
     await store.close();
 
-    const run = await zona(["mail", "list"], { ZONA_DATA_DIR: dataDir, ZONA_LOG_LEVEL: "warn" }, dir);
+    const run = await zona(
+      ["mail", "list", "--json"],
+      { ZONA_DATA_DIR: dataDir, ZONA_LOG_LEVEL: "warn" },
+      dir,
+    );
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(run.json.data).toHaveLength(1);

@@ -3,7 +3,7 @@ import type { MetricsRegistry } from "../../metrics/metrics-registry.ts";
 import type { ConfigReloader } from "../../services/config-reloader.ts";
 import type { Operator } from "../../services/operator.ts";
 import { adminAccountRoutes } from "./accounts.ts";
-import { installAdminAuth } from "./admin-auth.ts";
+import { type AdminCredentials, installAdminAuth } from "./admin-auth.ts";
 import { adminCreditRoutes } from "./credits.ts";
 import { adminKeyRoutes } from "./keys.ts";
 import { adminMachineRoutes } from "./machines.ts";
@@ -13,12 +13,15 @@ import { adminKnowledgeBaseRoutes, adminModelRoutes } from "./models.ts";
 import { adminReloadRoutes } from "./reload.ts";
 import { adminUsageRoutes } from "./usage.ts";
 
-/** The operator API under `/admin/v1`, registered only when an admin token is configured. */
+/**
+ * The operator API under `/admin/v1`, registered only when there is a credential to accept: the
+ * admin token, or the local one a server writes into its data folder for the `zona` command.
+ */
 export async function adminRoutes(
   app: FastifyInstance,
-  options: { adminToken: string; operator: Operator; metrics: MetricsRegistry; reloader: ConfigReloader },
+  options: AdminCredentials & { operator: Operator; metrics: MetricsRegistry; reloader: ConfigReloader },
 ) {
-  installAdminAuth(app, options.adminToken);
+  installAdminAuth(app, { adminToken: options.adminToken, localToken: options.localToken });
   await app.register(adminAccountRoutes, { operator: options.operator });
   await app.register(adminKeyRoutes, { operator: options.operator });
   await app.register(adminCreditRoutes, { operator: options.operator });
