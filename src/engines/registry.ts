@@ -48,6 +48,14 @@ export class EngineRegistry {
     return this.byModel.get(model) ?? [];
   }
 
+  /**
+   * The machines serving a model that are not known to be down now (their circuit is not open: a
+   * refused connection or a failing health probe opens it at once).
+   */
+  servingUp(model: string, now = Date.now()): Machine[] {
+    return this.serving(model).filter((machine) => machine.breaker.state(now) !== "open");
+  }
+
   /** Machines of a protocol in some zones (null: anywhere), whatever models they list. */
   ofProtocol(protocol: MachineConfig["protocol"], zones: ReadonlySet<string> | null): Machine[] {
     return this.machines.filter(

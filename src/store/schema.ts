@@ -270,6 +270,8 @@ export const conversationMessages = pgTable(
     tier: text("tier").notNull(),
     promptTokens: integer("prompt_tokens").notNull().default(0),
     completionTokens: integer("completion_tokens").notNull().default(0),
+    /** An answer its client stopped: the web chat marks it (the app API's message has no field for it). */
+    stopped: boolean("stopped").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [uniqueIndex("conversation_messages_order_unique").on(t.conversationId, t.seq)],

@@ -9,9 +9,11 @@ import {
   EMBEDDING_MODEL,
   echoOf,
   eventually,
+  MESSAGE_FIELDS,
   newConversation,
   readConversation,
   readEvents,
+  readWebConversation,
   type StreamEvent,
   sendMessage,
   startChatStack,
@@ -333,6 +335,11 @@ describe.each(STORE_KINDS)("Chat sessions: POST /chat/sessions/{id}/messages on 
     const record = await usageRecord(requestId);
     expect(record).toMatchObject({ outcome: "partial", endpoint: "app.chat", key_id: null });
     expect(record?.cost).toBeGreaterThan(0);
+    // The app API's message keeps the spec's fields; the web chat's read marks the answer stopped.
+    for (const message of conversation.messages) expect(Object.keys(message).sort()).toEqual(MESSAGE_FIELDS);
+    const web = await readWebConversation(user, id);
+    expect(web.messages.map((m: { stopped: boolean }) => m.stopped)).toEqual([false, true]);
+    expect(web.messages[1]).toEqual({ ...conversation.messages[1], stopped: true });
   });
 
   it("closing the connection before any machine answered: nothing generated, an empty assistant message is saved, nothing charged", async () => {
@@ -359,6 +366,26 @@ describe.each(STORE_KINDS)("Chat sessions: POST /chat/sessions/{id}/messages on 
       (c) => c.messages.length === 2,
     );
     expect(conversation.messages[1]).toMatchObject({ role: "assistant", content: "", completion_tokens: 0 });
+    expect((await readWebConversation(user, id)).messages[1]).toMatchObject({ content: "", stopped: true });
+  });
+
+  it("the web chat's read of a conversation (GET /api/v1/web/chat/sessions/{id}): the app API's messages plus `stopped`, false for whole answers; another user's conversation is 404 as in the app API", async () => {
+    // A user of its own: the others' messages a minute stay within the chat limit.
+    const owner = await signedInUser(s.t);
+    const id = await newConversation(owner);
+    await sendMessage(owner, id, { content: "a whole answer", model: CHAT_MODEL });
+    await s.jobsIdle();
+    const conversation = await readConversation(owner, id);
+    for (const message of conversation.messages) expect(Object.keys(message).sort()).toEqual(MESSAGE_FIELDS);
+    const web = await readWebConversation(owner, id);
+    expect(web).toEqual({
+      ...conversation,
+      messages: conversation.messages.map((message: object) => ({ ...message, stopped: false })),
+    });
+    const other = await signedInUser(s.t);
+    const foreign = await other.fetch(`/web/chat/sessions/${id}`);
+    expect(foreign.status).toBe(404);
+    expect(await foreign.json()).toEqual(await (await other.fetch(`/chat/sessions/${id}`)).json());
   });
 
   it("billing: the account pays (no key) as for the key API, one usage record app.chat with the tokens of `done`", async () => {

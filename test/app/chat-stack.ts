@@ -162,6 +162,25 @@ export async function readConversation(user: AppUserHandle, id: string): Promise
   return response.json();
 }
 
+/** The conversation as the web chat reads it (`GET /web/chat/sessions/{id}`): stopped answers marked. */
+// biome-ignore lint/suspicious/noExplicitAny: assertions check the body's shape
+export async function readWebConversation(user: AppUserHandle, id: string): Promise<any> {
+  const response = await user.fetch(`/web/chat/sessions/${id}`);
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+/** The fields of a message of the app API (spec "Resources": Message), no more. */
+export const MESSAGE_FIELDS = [
+  "completion_tokens",
+  "content",
+  "created_at",
+  "id",
+  "latency_ms",
+  "prompt_tokens",
+  "role",
+];
+
 /** The text the fake model answers to a message (see test/fakes/fake-generation.ts). */
 export function echoOf(text: string): string {
   return `echo: ${text}`;

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeOpenAiServer } from "../fakes/index.ts";
+import { freePort } from "../helpers/free-port.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { type AppUserHandle, signedInUser } from "./app-helpers.ts";
 
@@ -7,20 +9,41 @@ import { type AppUserHandle, signedInUser } from "./app-helpers.ts";
 // are left out of GET /chat/sessions).
 
 let t: TestApp;
+const chat = new FakeOpenAiServer();
+let closedPort: number;
 beforeAll(async () => {
+  const { url } = await chat.start();
+  closedPort = await freePort();
   t = await startTestApp({
     config: {
       models: [
         { id: "gemma3.8-27b", kind: "chat", vision: true },
         { id: "gemma3.8-70b", kind: "chat", on_request: true },
+        { id: "gemma3.8-4b", kind: "chat" },
+        { id: "small-chat", kind: "chat" },
         { id: "bge-m3", kind: "embedding" },
         { id: "tts-1", kind: "tts" },
       ],
+      machines: [
+        { name: "gpu-1", zone: "ch-ti", protocol: "openai", url, models: ["gemma3.8-27b", "gemma3.8-70b"] },
+        // Nothing listens there: its first request is refused, which marks it down.
+        {
+          name: "gpu-gone",
+          zone: "ch-ti",
+          protocol: "openai",
+          url: `http://127.0.0.1:${closedPort}`,
+          models: ["small-chat"],
+        },
+      ],
+      installation: { zones: [{ id: "ch-ti" }] },
       app: { default_chat_label: "gemma2.5:1.5b" },
     },
   });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await chat.close();
+});
 
 // biome-ignore lint/suspicious/noExplicitAny: test bodies are checked by assertions, not by types.
 async function json(response: Response): Promise<{ status: number; body: any }> {
@@ -34,8 +57,10 @@ describe("GET /api/v1/web/models lists the chat models a signed-in user may pick
     expect(before.status).toBe(200);
     expect(before.body).toEqual({
       data: [
-        { id: "gemma3.8-27b", vision: true, available: true, machines: 0 },
-        { id: "gemma3.8-70b", vision: false, available: false, machines: 0 },
+        { id: "gemma3.8-27b", vision: true, available: true, machines: 1 },
+        { id: "gemma3.8-70b", vision: false, available: false, machines: 1 },
+        { id: "gemma3.8-4b", vision: false, available: false, machines: 0 },
+        { id: "small-chat", vision: false, available: true, machines: 1 },
       ],
       default_model: "gemma2.5:1.5b",
       tiers: ["slow", "medium", "fast", "ludicrous"],
@@ -44,6 +69,30 @@ describe("GET /api/v1/web/models lists the chat models a signed-in user may pick
     expect((await t.admin("POST", "/models/gemma3.8-70b/activate")).status).toBe(200);
     const after = await json(await user.fetch("/web/models"));
     expect(after.body.data[1]).toMatchObject({ id: "gemma3.8-70b", available: true });
+  });
+
+  it("a model that no machine serves, or whose machines are all down, is not available (the picker offers it disabled)", async () => {
+    const user = await signedInUser(t);
+    const { key } = await t.newKey();
+    // A request to the machine that is gone: its connection is refused, its circuit opens.
+    const refused = await t.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "small-chat", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(refused.status).toBeGreaterThanOrEqual(500);
+    const models = (await json(await user.fetch("/web/models"))).body.data as Array<{ id: string }>;
+    expect(models.find((model) => model.id === "small-chat")).toEqual({
+      id: "small-chat",
+      vision: false,
+      available: false,
+      machines: 1,
+    });
+    expect(models.find((model) => model.id === "gemma3.8-4b")).toMatchObject({
+      available: false,
+      machines: 0,
+    });
+    expect(models.find((model) => model.id === "gemma3.8-27b")).toMatchObject({ available: true });
   });
 
   it('spec "App API": without a token 401 unauthorized; an unverified user 403 email_unverified', async () => {

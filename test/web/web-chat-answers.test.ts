@@ -65,7 +65,7 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium", () => {
   });
 
   it(
-    "Stop (spec Chat sessions: closing the connection stops the answer; app-chat.md: what was generated is saved): the upstream request is closed early, the partial text stays marked stopped, Stop turns back into Send, a reload shows the saved partial answer",
+    "Stop (spec Chat sessions: closing the connection stops the answer; app-chat.md: what was generated is saved): the upstream request is closed early, the partial text stays marked stopped, Stop turns back into Send, a reload shows the saved partial answer, still marked stopped",
     async () => {
       // A long, slow answer: 400 pieces, 40 ms apart (16 s), stopped after a few pieces.
       await s.chat.setMode("normal", { chunks: 400, chunkDelayMs: 40 });
@@ -105,6 +105,8 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium", () => {
       await page.reload();
       const reloaded = page.locator(".message.assistant").last();
       await expect.poll(async () => spaced(await reloaded.locator(".markdown").innerText())).toBe(partial);
+      // Still marked stopped after the reload (the web chat's read says which answers were).
+      expect(await reloaded.locator(".stopped").innerText()).toBe("Stopped.");
       await page.getByRole("button", { name: "Send" }).waitFor();
       expectNoProblems(s);
     },

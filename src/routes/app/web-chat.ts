@@ -11,7 +11,7 @@ type WithId = { Params: { id: string } };
 /**
  * The few endpoints of the app API that only the web chat uses: the signed-in user with
  * the account language (read and set), the chat models a signed-in user may pick, with the tiers,
- * and archiving, which exists only in the web chat (spec "Chat sessions": archived conversations
+ * a conversation read with the stopped answers marked, and archiving, which exists only in the web chat (spec "Chat sessions": archived conversations
  * are left out of `GET /chat/sessions`). Under `/api/v1/web/`, behind the same access token and
  * verified email as every app route (`/web/me` also for an address not verified yet).
  */
@@ -49,8 +49,10 @@ export async function webChatRoutes(app: FastifyInstance, options: { services: S
       .map((model) => ({
         id: model.id,
         vision: model.vision ?? false,
-        // A model served on request answers 503 until the operator activates it.
-        available: !model.on_request || active.has(model.id),
+        // No machine serves it, or none is up now; or it is served on request and answers 503
+        // until the operator activates it.
+        available:
+          services.engines.servingUp(model.id).length > 0 && (!model.on_request || active.has(model.id)),
         machines: services.engines.serving(model.id).length,
       }));
     return {
@@ -60,6 +62,12 @@ export async function webChatRoutes(app: FastifyInstance, options: { services: S
       default_tier: "slow",
     };
   });
+
+  // The conversation with its messages, each saying whether its client stopped it (the app API's
+  // message has no such field); the web chat reads conversations here.
+  app.get<WithId>("/web/chat/sessions/:id", async (request) =>
+    services.chat.getForWebChat(accountOf(request), request.params.id),
+  );
 
   app.get("/web/chat/sessions/archived", async (request) => ({
     data: await services.chat.listArchived(accountOf(request)),

@@ -130,7 +130,7 @@ export class ChatExchanges {
     } catch (error) {
       if (context.signal.aborted) {
         // The client left before a machine took the answer: nothing was generated, nothing is charged.
-        await this.saveAnswer(answer, "", usageOf(0, 0));
+        await this.saveAnswer(answer, "", usageOf(0, 0), true);
         return { zone: null, events: noEvents() };
       }
       return { zone: null, events: this.failed(answer, error) };
@@ -162,7 +162,7 @@ export class ChatExchanges {
     }
     // Counted as the text service bills it: the upstream's count, else (a cut answer) an estimate.
     const counted = usage ?? usageOf(estimateChatInput(answer.call), Math.ceil(content.length / 4));
-    const titleJobQueued = await this.saveAnswer(answer, content, counted);
+    const titleJobQueued = await this.saveAnswer(answer, content, counted, cut);
     yield {
       type: "done",
       prompt_tokens: counted.prompt_tokens,
@@ -189,8 +189,16 @@ export class ChatExchanges {
     };
   }
 
-  /** Saves the assistant message; queues the automatic title when due. Whether it was queued. */
-  private async saveAnswer(answer: Answer, content: string, usage: TokenUsage): Promise<boolean> {
+  /**
+   * Saves the assistant message (`stopped`: its client closed the stream); queues the automatic
+   * title when due. Whether it was queued.
+   */
+  private async saveAnswer(
+    answer: Answer,
+    content: string,
+    usage: TokenUsage,
+    stopped = false,
+  ): Promise<boolean> {
     const saved = await this.repo.append(answer.conversation.id, {
       role: "assistant",
       content,
@@ -198,6 +206,7 @@ export class ChatExchanges {
       tier: answer.tier,
       promptTokens: usage.prompt_tokens,
       completionTokens: usage.completion_tokens,
+      stopped,
     });
     if (!saved) return false; // deleted while the answer ran
     const due = answer.firstAnswer && isAnswer(content) && saved.conversation.titleSource === "default";

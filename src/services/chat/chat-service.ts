@@ -7,7 +7,12 @@ import { type ConversationRow, ConversationsRepository } from "../../store/repos
 import type { TextGeneration } from "../text/text-generation.ts";
 import { ChatExchanges, type Exchange, type ExchangeContext, type OutgoingMessage } from "./chat-exchange.ts";
 import { DEFAULT_TITLES } from "./chat-titles.ts";
-import { type ConversationView, conversationView } from "./chat-views.ts";
+import {
+  type ConversationView,
+  conversationView,
+  type WebConversationView,
+  webConversationView,
+} from "./chat-views.ts";
 import { TitleWriter } from "./title-job.ts";
 
 /** The conversation list shows at most this many (spec "Limits"). */
@@ -72,6 +77,12 @@ export class ChatService {
   async get(accountId: string, id: string): Promise<ConversationView> {
     const row = await this.find(accountId, id);
     return conversationView(row, await this.repo.messages(row.id));
+  }
+
+  /** The conversation as the web chat reads it: each message also says whether it was stopped. */
+  async getForWebChat(accountId: string, id: string): Promise<WebConversationView> {
+    const row = await this.find(accountId, id);
+    return webConversationView(row, await this.repo.messages(row.id));
   }
 
   /** Sets a title chosen by the user (never replaced by the automatic one). */

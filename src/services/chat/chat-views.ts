@@ -40,6 +40,23 @@ export function messageView(row: MessageRow): MessageView {
   };
 }
 
+/** A message as the web chat reads it: the app API's, with whether its client stopped it. */
+export interface WebMessageView extends MessageView {
+  stopped: boolean;
+}
+
+/** A conversation as the web chat reads it (`GET /api/v1/web/chat/sessions/{id}`). */
+export interface WebConversationView extends Omit<ConversationView, "messages"> {
+  messages: WebMessageView[];
+}
+
+export function webConversationView(row: ConversationRow, messages: MessageRow[]): WebConversationView {
+  return {
+    ...conversationView(row),
+    messages: messages.map((message) => ({ ...messageView(message), stopped: message.stopped })),
+  };
+}
+
 export function conversationView(row: ConversationRow, messages: MessageRow[] = []): ConversationView {
   return {
     id: row.id,

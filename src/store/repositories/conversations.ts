@@ -18,6 +18,8 @@ export interface NewMessage {
   tier: string;
   promptTokens?: number;
   completionTokens?: number;
+  /** An answer its client stopped (closed the stream): what had come is its content. */
+  stopped?: boolean;
 }
 
 /**
@@ -215,6 +217,7 @@ export class ConversationsRepository {
           tier: message.tier,
           promptTokens: message.promptTokens ?? 0,
           completionTokens: message.completionTokens ?? 0,
+          stopped: message.stopped ?? false,
         })
         .returning();
       const row = inserted[0];

@@ -24,6 +24,8 @@ export interface Message {
   prompt_tokens: number;
   completion_tokens: number;
   latency_ms: number;
+  /** Only in the web chat's read (`GET /web/chat/sessions/{id}`): an answer its client stopped. */
+  stopped?: boolean;
 }
 
 /** A conversation; `messages` is empty in lists. */

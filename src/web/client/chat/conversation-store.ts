@@ -66,7 +66,7 @@ function fromSaved(message: Message): ChatMessage {
     role: message.role,
     // A failed answer is saved as the fixed text; the page shows its own words for it.
     content: failed ? "" : message.content,
-    state: failed ? "failed" : "saved",
+    state: failed ? "failed" : message.stopped ? "stopped" : "saved",
   };
 }
 
@@ -86,11 +86,11 @@ export function useConversation(id: string | undefined): ConversationState {
   return id === undefined ? empty() : stateOf(id);
 }
 
-/** Reads the conversation with its messages again. */
+/** Reads the conversation with its messages again (the web chat's read: stopped answers are marked). */
 export async function load(id: string): Promise<void> {
   update(id, () => ({ loading: true, failure: undefined }));
   try {
-    const conversation = await api<Conversation>("GET", `/chat/sessions/${encodeURIComponent(id)}`);
+    const conversation = await api<Conversation>("GET", `/web/chat/sessions/${encodeURIComponent(id)}`);
     update(id, (state) =>
       state.answering
         ? { loading: false, conversation }
