@@ -30,9 +30,19 @@ export const machinesGroup: CommandGroup = {
   commands: [list],
 };
 
-/** The machines as a table, then one line per machine that has an error to show. */
+/** Said below the machines when none serves a chat model (a fresh installation). */
+export const NO_CHAT_MODEL =
+  "No machine serves a chat model: the web chat has none to offer and chat requests find no model.\n" +
+  "Declare a chat model under models and a machine that serves it (docs/engines.md).\n";
+
+/**
+ * The machines as a table, then one line per machine that has an error to show, then a word when
+ * no machine serves a chat model.
+ */
 export function machinesTable(list: MachinesList, now: number): string {
-  if (list.data.length === 0) return "No machines are configured.\n";
+  const chat = list.data.some((machine) => machine.models.some((model) => model.kind === "chat"));
+  const hint = chat ? "" : `\n${NO_CHAT_MODEL}`;
+  if (list.data.length === 0) return `No machines are configured.\n${hint}`;
   const header = ["MACHINE", "ZONE", "PROTOCOL", "STATE", "IN FLIGHT", "P50 MS", "P99 MS", "MODELS"];
   const rows = list.data.map((machine) => [
     machine.name,
@@ -57,12 +67,11 @@ export function machinesTable(list: MachinesList, now: number): string {
   const errors = list.data
     .filter((machine) => machine.last_error !== null)
     .map((machine) => `  ${machine.name}: ${lastError(machine, now)}`);
-  return [
-    line(header),
-    ...rows.map(line),
-    ...(errors.length > 0 ? ["", "Last errors:", ...errors] : []),
-    "",
-  ].join("\n");
+  return (
+    [line(header), ...rows.map(line), ...(errors.length > 0 ? ["", "Last errors:", ...errors] : []), ""].join(
+      "\n",
+    ) + hint
+  );
 }
 
 function state(machine: MachineView, now: number): string {

@@ -18,8 +18,8 @@ export interface MachineView {
   url: string | null;
   family: string | null;
   tiers: string[] | null;
-  /** Catalogue ids and the name the engine knows each by. */
-  models: Array<{ id: string; upstream: string }>;
+  /** Catalogue ids with their kind (`chat`, `embedding`, ...) and the name the engine knows each by. */
+  models: Array<{ id: string; kind: string | null; upstream: string }>;
   state: MachineState;
   /** When the open circuit lets a request try again (ISO time); null while it is closed. */
   until: string | null;
@@ -42,12 +42,23 @@ export interface MachinesList {
   data: MachineView[];
 }
 
-/** Every machine of a registry as the operator sees it, at `now` (epoch ms). */
-export function machinesView(registry: EngineRegistry, now: number): MachinesList {
-  return { object: "list", data: registry.machines.map((machine) => machineView(machine, now)) };
+/**
+ * Every machine of a registry as the operator sees it, at `now` (epoch ms); `kindOf` gives a
+ * catalogue model's kind.
+ */
+export function machinesView(
+  registry: EngineRegistry,
+  now: number,
+  kindOf: (model: string) => string | undefined,
+): MachinesList {
+  return { object: "list", data: registry.machines.map((machine) => machineView(machine, now, kindOf)) };
 }
 
-function machineView(machine: Machine, now: number): MachineView {
+function machineView(
+  machine: Machine,
+  now: number,
+  kindOf: (model: string) => string | undefined,
+): MachineView {
   const { config, stats, breaker } = machine;
   const circuit = breaker.state(now);
   const until = breaker.openUntil();
@@ -67,7 +78,11 @@ function machineView(machine: Machine, now: number): MachineView {
     url: config.url === undefined ? null : withoutCredentials(config.url),
     family: config.family ?? null,
     tiers: config.tiers ?? null,
-    models: config.models.map((id) => ({ id, upstream: config.upstream_names[id] ?? id })),
+    models: config.models.map((id) => ({
+      id,
+      kind: kindOf(id) ?? null,
+      upstream: config.upstream_names[id] ?? id,
+    })),
     state,
     until: circuit === "open" && until !== undefined ? new Date(until).toISOString() : null,
     last_error: error

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NO_CHAT_MODEL } from "../../src/cli/machines-commands.ts";
 import { runCli } from "../../src/cli/run-cli.ts";
 import { FakeOpenAiServer } from "../fakes/index.ts";
 import { ADMIN_TOKEN, startTestApp, type TestApp } from "../helpers/test-app.ts";
@@ -92,7 +93,7 @@ describe("/admin/v1/machines after failures, and `zona machines`", () => {
       zone: "a",
       protocol: "openai",
       url: fakes.ok.url,
-      models: [{ id: MODEL, upstream: UPSTREAM }],
+      models: [{ id: MODEL, kind: "chat", upstream: UPSTREAM }],
       state: "up",
       until: null,
       last_error: null,
@@ -101,7 +102,10 @@ describe("/admin/v1/machines after failures, and `zona machines`", () => {
       capacity: 1,
       latency_ms: { p50: null, p99: null, samples: 0, window_minutes: 5 },
     });
-    expect(byName("broken")).toMatchObject({ models: [{ id: MODEL, upstream: MODEL }], capacity: 4 });
+    expect(byName("broken")).toMatchObject({
+      models: [{ id: MODEL, kind: "chat", upstream: MODEL }],
+      capacity: 4,
+    });
   });
 
   it("after failures (down, 500, hang -> timeout): states, circuits open until later, last errors", async () => {
@@ -194,6 +198,7 @@ describe("/admin/v1/machines after failures, and `zona machines`", () => {
     expect(run.stdout).toContain("Last errors:");
     expect(run.stdout).toMatch(/ {2}broken: \S+ \(.+ ago\), probe, status 500: /);
     expect(run.stdout).not.toContain(MACHINE_KEY);
+    expect(run.stdout).not.toContain(NO_CHAT_MODEL);
 
     const json = await zona(["machines", "list", "--json"], { ZONA_URL: t.url });
     expect(json.code).toBe(0);
@@ -203,6 +208,30 @@ describe("/admin/v1/machines after failures, and `zona machines`", () => {
       "broken",
       "hanging",
     ]);
+  });
+
+  it("`zona machines` of an installation where no machine serves a chat model says so below the table, naming docs/engines.md", async () => {
+    const fresh = await startTestApp({
+      config: {
+        installation: { zones: [{ id: "a" }] },
+        models: [
+          { id: MODEL, kind: "chat" },
+          { id: "bge-m3", kind: "embedding" },
+        ],
+        machines: [{ name: "tei", zone: "a", protocol: "tei", url: fakes.ok.url, models: ["bge-m3"] }],
+      },
+    });
+    try {
+      const run = await zona(["machines"], { ZONA_URL: fresh.url });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^tei\s+a\s+tei\s/m);
+      expect(run.stdout.endsWith(`\n${NO_CHAT_MODEL}`)).toBe(true);
+      expect(NO_CHAT_MODEL).toContain("docs/engines.md");
+      const json = JSON.parse((await zona(["machines", "--json"], { ZONA_URL: fresh.url })).stdout);
+      expect(json.data[0].models).toEqual([{ id: "bge-m3", kind: "embedding", upstream: "bge-m3" }]);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it("`zona machines` with no server to ask: a clear message, exit 1, and no database is opened", async () => {

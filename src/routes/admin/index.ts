@@ -31,6 +31,9 @@ export async function adminRoutes(
   await app.register(adminKnowledgeBaseRoutes, { operator: options.operator });
   await app.register(adminMailRoutes, { operator: options.operator });
   // The services object outlives reloads; its registry is replaced, so it is read per request.
-  await app.register(adminMachineRoutes, { engines: () => app.services.engines });
+  await app.register(adminMachineRoutes, {
+    engines: () => app.services.engines,
+    config: () => app.services.config,
+  });
   await app.register(adminReloadRoutes, { reloader: options.reloader });
 }

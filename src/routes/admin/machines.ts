@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import type { Config } from "../../config/schema.ts";
 import { machinesView } from "../../engines/machines-view.ts";
 import type { EngineRegistry } from "../../engines/registry.ts";
 
@@ -8,8 +9,11 @@ import type { EngineRegistry } from "../../engines/registry.ts";
  */
 export async function adminMachineRoutes(
   app: FastifyInstance,
-  options: { engines: () => EngineRegistry; now?: () => number },
+  options: { engines: () => EngineRegistry; config: () => Config; now?: () => number },
 ) {
   const now = options.now ?? Date.now;
-  app.get("/machines", () => machinesView(options.engines(), now()));
+  app.get("/machines", () => {
+    const models = options.config().models;
+    return machinesView(options.engines(), now(), (id) => models.find((model) => model.id === id)?.kind);
+  });
 }
