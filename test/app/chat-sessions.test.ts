@@ -9,6 +9,7 @@ import {
   CHAT_MODEL,
   type ChatStack,
   echoOf,
+  MESSAGE_FIELDS,
   newConversation,
   readConversation,
   sendMessage,
@@ -105,15 +106,7 @@ describe.each(STORE_KINDS)("Chat sessions (app API) on %s", (kind) => {
     const { messages } = await readConversation(user, id);
     expect(messages).toHaveLength(2);
     for (const message of messages) {
-      expect(Object.keys(message).sort()).toEqual([
-        "completion_tokens",
-        "content",
-        "created_at",
-        "id",
-        "latency_ms",
-        "prompt_tokens",
-        "role",
-      ]);
+      expect(Object.keys(message).sort()).toEqual(MESSAGE_FIELDS);
       expect(message.id).toMatch(UUID);
       expect(message.created_at).toMatch(TIMESTAMP);
       expect(message.latency_ms).toBe(0);

@@ -43,19 +43,24 @@ const ROW = {
   passwordHash: "scrypt$stamp",
 } as AccountRow;
 
+/** Sessions over an account whose reads the test answers, and an access token of it. */
+async function signedIn(row: AccountRow) {
+  const held = heldAccounts(row);
+  const sessions = new AppSessions({
+    accounts: held.accounts,
+    secrets: SECRETS,
+    now: () => new Date(),
+    accessSeconds: 900,
+  });
+  const issuing = sessions.accessToken(row.id);
+  await expect.poll(held.waiting).toBe(1);
+  held.answer();
+  return { held, sessions, token: await issuing };
+}
+
 describe("Authentication / App API: the user behind an access token is never older than the last change", () => {
   it("a read that began before the email was verified does not put the unverified user back (next request: verified)", async () => {
-    const held = heldAccounts(ROW);
-    const sessions = new AppSessions({
-      accounts: held.accounts,
-      secrets: SECRETS,
-      now: () => new Date(),
-      accessSeconds: 900,
-    });
-    const issuing = sessions.accessToken(ROW.id);
-    await expect.poll(held.waiting).toBe(1);
-    held.answer();
-    const token = await issuing;
+    const { held, sessions, token } = await signedIn(ROW);
 
     // A request reads the account while it is still unverified...
     const early = sessions.userOfAccessToken(token);
@@ -76,17 +81,7 @@ describe("Authentication / App API: the user behind an access token is never old
   });
 
   it("a read that began before the account was disabled does not let the account in again for the cache's time", async () => {
-    const held = heldAccounts(ROW);
-    const sessions = new AppSessions({
-      accounts: held.accounts,
-      secrets: SECRETS,
-      now: () => new Date(),
-      accessSeconds: 900,
-    });
-    const issuing = sessions.accessToken(ROW.id);
-    await expect.poll(held.waiting).toBe(1);
-    held.answer();
-    const token = await issuing;
+    const { held, sessions, token } = await signedIn(ROW);
 
     const early = sessions.userOfAccessToken(token);
     await expect.poll(held.waiting).toBe(1);
@@ -103,17 +98,7 @@ describe("Authentication / App API: the user behind an access token is never old
   });
 
   it("without a change in between, the user is read once and kept", async () => {
-    const held = heldAccounts({ ...ROW, emailVerified: true });
-    const sessions = new AppSessions({
-      accounts: held.accounts,
-      secrets: SECRETS,
-      now: () => new Date(),
-      accessSeconds: 900,
-    });
-    const issuing = sessions.accessToken(ROW.id);
-    await expect.poll(held.waiting).toBe(1);
-    held.answer();
-    const token = await issuing;
+    const { held, sessions, token } = await signedIn({ ...ROW, emailVerified: true });
     const first = sessions.userOfAccessToken(token);
     await expect.poll(held.waiting).toBe(1);
     held.answer();

@@ -58,12 +58,16 @@ describe("Untrusted work: a corpus of hostile documents is read away from the se
         );
         for (const { document, state } of result.results) {
           expect(state, document.name).toBeDefined();
-          if (document.ends !== "either") expect(state?.status, document.name).toBe(document.ends);
+          // The reader runs at a lower priority: on a machine the suite keeps busy, this test's short
+          // time cap can come first, also for a document that is read in time on a quiet machine
+          // (seen: one-line.txt). What each document ends as, with a cap that leaves room, is
+          // document-reader.test.ts's; here it must end, with a reason when it failed.
+          const timedOut = state?.status === "failed" && /took longer than/.test(state.error ?? "");
+          if (document.ends !== "either" && !timedOut) {
+            expect(state?.status, document.name).toBe(document.ends);
+          }
           if (state?.status === "failed") {
             expect(state.error, document.name).toMatch(/\w{3,}/);
-            // The reader runs at a lower priority: on a machine the suite keeps busy, this test's
-            // short time cap can come before a size bound (read-document.test.ts checks the bounds).
-            const timedOut = /took longer than/.test(state.error ?? "");
             if (document.reason && !timedOut) expect(state.error, document.name).toMatch(document.reason);
           }
         }

@@ -3,6 +3,8 @@
  * engines' clips, and a clip of another length for the billing of seconds.
  */
 import { readFileSync } from "node:fs";
+import { inArray } from "drizzle-orm";
+import { videoJobs } from "../../src/store/schema.ts";
 import type { FakeVideoJob, FakeVideosServer } from "../fakes/fake-videos-server.ts";
 import { body, find, kids, traks, under } from "../media/mp4-walk.ts";
 import type { VideoStack } from "./video-stack.ts";
@@ -19,6 +21,17 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 15));
   }
+}
+
+/** Waits until no job of the stack is queued or in progress (what a test left behind has ended). */
+export async function everyJobEnded(stack: VideoStack): Promise<void> {
+  await until("every job to end", async () => {
+    const open = await stack.t.store.db
+      .select({ id: videoJobs.id })
+      .from(videoJobs)
+      .where(inArray(videoJobs.status, ["queued", "in_progress"]));
+    return open.length === 0;
+  });
 }
 
 /** A key's money this month: `key_spend` of the usage summary (`spent`, `reserved`, `monthly_limit`). */

@@ -5,12 +5,20 @@
  * editing their record (`createdAt`, `jobMs`), timeouts by moving the app's clock: nothing waits
  * for a fixed time.
  */
-import { eq, inArray } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { videoJobs } from "../../src/store/schema.ts";
 import { FakeModerationServer, FakeVideosServer } from "../fakes/index.ts";
 import { STORE_KINDS } from "../helpers/test-store.ts";
-import { advance, closedSpend, engineJob as engineJobOf, finish, keySpend, until } from "./video-helpers.ts";
+import {
+  advance,
+  closedSpend,
+  engineJob as engineJobOf,
+  everyJobEnded,
+  finish,
+  keySpend,
+  until,
+} from "./video-helpers.ts";
 import { SECOND_MICROS, startVideoStack, type VideoStack } from "./video-stack.ts";
 
 /** The name the video machines' engine knows the model by. */
@@ -85,13 +93,7 @@ describe.each(
     }
     // A machine that failed is ranked last until it answers again: the probe tells.
     await stack.t.app.services.health.probeAll();
-    await until("every job to end", async () => {
-      const open = await stack.t.store.db
-        .select({ id: videoJobs.id })
-        .from(videoJobs)
-        .where(inArray(videoJobs.status, ["queued", "in_progress"]));
-      return open.length === 0;
-    });
+    await everyJobEnded(stack);
   });
 
   const both = (settings: Parameters<FakeVideosServer["configure"]>[0]) => {

@@ -6,14 +6,21 @@
  * failed look since the last good one and kept on the job (so a restarted Zona goes on counting).
  * Fake jobs are moved on by editing their record, time by moving the app's clock.
  */
-import { eq, inArray } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/database.ts";
 import { videoJobs } from "../../src/store/schema.ts";
 import { FakeModerationServer, FakeVideosServer } from "../fakes/index.ts";
 import { captureLogs } from "../helpers/log-capture.ts";
 import { openTestStore, STORE_KINDS } from "../helpers/test-store.ts";
-import { advance, closedSpend, engineJob as engineJobOf, finish, until } from "./video-helpers.ts";
+import {
+  advance,
+  closedSpend,
+  engineJob as engineJobOf,
+  everyJobEnded,
+  finish,
+  until,
+} from "./video-helpers.ts";
 import { SECOND_MICROS, startVideoStack, type VideoStack } from "./video-stack.ts";
 
 /** The name the video machine's engine knows the model by. */
@@ -114,13 +121,7 @@ describe.each(
     ti.configure({ jobMs: SHORT_MS, failMidJob: false, failedStatus: undefined, statusUnavailable: false });
     for (const job of ti.jobs) finish(job);
     await stack.t.app.services.health.probeAll();
-    await until("every job to end", async () => {
-      const open = await stack.t.store.db
-        .select({ id: videoJobs.id })
-        .from(videoJobs)
-        .where(inArray(videoJobs.status, ["queued", "in_progress"]));
-      return open.length === 0;
-    });
+    await everyJobEnded(stack);
     ti.clearRequests();
   });
 

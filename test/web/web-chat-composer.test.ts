@@ -30,6 +30,19 @@ async function pressUntilFocused(page: Page, key: string, target: Locator): Prom
   return false;
 }
 
+/** Holds the page's `GET /web/models` until the returned function is called. */
+async function holdModelList(page: Page): Promise<() => void> {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route("**/api/v1/web/models", async (route) => {
+    await released;
+    await route.continue();
+  });
+  return () => release();
+}
+
 describe.skipIf(!CHROMIUM)("Web chat composer in Chromium", () => {
   let s: WebStack;
   beforeAll(async () => {
@@ -124,14 +137,7 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium", () => {
     "Keyboard (spec Chat sessions: send a message): Enter pressed while the model list is still on its way sends the message once the list arrives",
     async () => {
       const page = await s.newPage();
-      let release: () => void = () => {};
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      await page.route("**/api/v1/web/models", async (route) => {
-        await released;
-        await route.continue();
-      });
+      const release = await holdModelList(page);
       await s.signIn(page);
       const box = page.getByLabel("Message");
       await box.fill("sent before the models came");
@@ -158,14 +164,7 @@ describe.skipIf(!CHROMIUM)("Web chat composer in Chromium", () => {
       // Time flows for the sign-in, then stands still: the page still renders (a render waits for no
       // timer) but runs no effect (they wait for the next frame), so the pickers stay unset.
       await page.clock.install();
-      let release: () => void = () => {};
-      const released = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      await page.route("**/api/v1/web/models", async (route) => {
-        await released;
-        await route.continue();
-      });
+      const release = await holdModelList(page);
       await s.signIn(page);
       const box = page.getByLabel("Message");
       await box.fill("sent in the moment the models came");
