@@ -137,11 +137,16 @@ describe.skipIf(!CHROMIUM)("Web chat answers in Chromium", () => {
       );
       await expect.poll(() => page.locator(".message.assistant.streaming").count()).toBe(0);
       expect(await retry.count()).toBe(0);
+      // That first answer queued the automatic title, a request to the same machine: it is made
+      // before the machine starts breaking off (cut, it would leave the machine down for step 2).
+      await expect
+        .poll(() => page.locator(".conversation-title").innerText(), { timeout: 15_000 })
+        .not.toBe("New chat");
 
       // 2. The machine breaks off midway: some pieces arrive, then the connection is cut.
       await s.chat.setMode("dropMidStream", { dropAfterChunks: 4, chunkDelayMs: 200 });
       await ask(page, "Second question, a longer one with many words");
-      await expect.poll(() => failed.count(), { timeout: 15_000 }).toBe(2);
+      await explained(page, () => expect.poll(() => failed.count(), { timeout: 15_000 }).toBe(2));
       expect(await failed.last().locator(".failure-text").innerText()).toBe(FAILED_ANSWER);
       // The pieces that arrived stay above the failure text until a reload.
       expect(await failed.last().locator(".markdown").innerText()).toBe("echo: Second question,");
