@@ -19,27 +19,20 @@ export function Composer(props: {
 }) {
   const { models } = props;
   const [text, setText] = useState("");
+  // What the user picked on this page; until then the preselection (the last picks, else the defaults).
   const [model, setModel] = useState<string>();
-  const [tier, setTier] = useState("slow");
+  const [tier, setTier] = useState<string>();
   // Enter pressed before the model list arrived: the message goes as soon as the list is here.
   const [sendOnceLoaded, setSendOnceLoaded] = useState(false);
   const input = useRef<HTMLTextAreaElement>(null);
 
-  useEffect(() => {
-    if (!models) return;
-    setModel(preferredModel(models));
-    setTier(preferredTier(models));
-  }, [models]);
   useEffect(() => input.current?.focus(), []);
 
   const length = [...text].length;
   const tooLong = length > MAX_CONTENT;
   const ready = !props.answering && text.trim() !== "" && !tooLong;
-  // What the message goes with: the picks, or (in the moment after the list arrived, before the
-  // picks show) the ones about to be preselected, so an Enter in that moment is not lost.
-  const preselecting = model === undefined && models !== undefined;
-  const chosen = preselecting ? preferredModel(models) : model;
-  const chosenTier = preselecting ? preferredTier(models) : tier;
+  const chosen = model ?? (models ? preferredModel(models) : undefined);
+  const chosenTier = tier ?? (models ? preferredTier(models) : "slow");
   const canSend = ready && chosen !== undefined;
 
   const submit = () => {
@@ -71,7 +64,7 @@ export function Composer(props: {
       <div class="composer-pickers">
         <label class="picker">
           <span>{t("chat.model")}</span>
-          <select value={model} onChange={(event) => setModel(event.currentTarget.value)} name="model">
+          <select value={chosen} onChange={(event) => setModel(event.currentTarget.value)} name="model">
             {models?.data.map((option) => (
               <option key={option.id} value={option.id} disabled={!option.available}>
                 {option.available ? option.id : t("chat.modelNotAvailable", { model: option.id })}
@@ -81,7 +74,7 @@ export function Composer(props: {
         </label>
         <label class="picker">
           <span>{t("chat.tier")}</span>
-          <select value={tier} onChange={(event) => setTier(event.currentTarget.value)} name="tier">
+          <select value={chosenTier} onChange={(event) => setTier(event.currentTarget.value)} name="tier">
             {models?.tiers.map((name) => (
               <option key={name} value={name}>
                 {t(`chat.tier.${name}` as TextKey)}
