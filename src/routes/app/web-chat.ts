@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { LANGUAGES, TIER_NAMES } from "../../config/schema.ts";
-import { listedModels } from "../../engines/catalogue.ts";
+import { LANGUAGES } from "../../config/schema.ts";
 import { bodyFields, FieldErrors, textField } from "../../http/app-fields.ts";
 import type { Language } from "../../services/accounts.ts";
+import { webChatModels } from "../../services/chat/web-models.ts";
 import type { Services } from "../../services/create-services.ts";
 import { requireUser } from "./app-user.ts";
 
@@ -42,25 +42,7 @@ export async function webChatRoutes(app: FastifyInstance, options: { services: S
 
   app.get("/web/models", async (request) => {
     requireUser(request);
-    const config = services.config;
-    const active = await services.activations.active();
-    const data = listedModels(config)
-      .filter((model) => model.kind === "chat")
-      .map((model) => ({
-        id: model.id,
-        vision: model.vision ?? false,
-        // No machine serves it, or none is up now; or it is served on request and answers 503
-        // until the operator activates it.
-        available:
-          services.engines.servingUp(model.id).length > 0 && (!model.on_request || active.has(model.id)),
-        machines: services.engines.serving(model.id).length,
-      }));
-    return {
-      data,
-      default_model: config.app.default_chat_label,
-      tiers: TIER_NAMES,
-      default_tier: "slow",
-    };
+    return webChatModels(services);
   });
 
   // The conversation with its messages, each saying whether its client stopped it (the app API's
