@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./app.ts";
 import { ConfigError, loadConfig } from "./config/load.ts";
+import { listenerUrl } from "./config/public-url.ts";
 import type { Config } from "./config/schema.ts";
 import { DataDirBusyError } from "./store/data-dir-lock.ts";
 import {
@@ -140,10 +141,10 @@ async function closeWithin(closing: Promise<unknown>): Promise<void> {
   clearTimeout(timer);
 }
 
+/** Where the `zona` command on this machine reaches the server (recorded beside the data folder). */
 function localUrl(config: Config, address: ReturnType<import("node:http").Server["address"]>): string {
-  const port = typeof address === "object" && address ? address.port : config.server.port;
-  const host = ["0.0.0.0", "::", "localhost"].includes(config.server.host) ? "127.0.0.1" : config.server.host;
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  if (typeof address === "object" && address !== null) return listenerUrl(address, "127.0.0.1");
+  return `http://127.0.0.1:${config.server.port}`;
 }
 
 main().catch((error: unknown) => {

@@ -67,11 +67,9 @@ export function machinesTable(list: MachinesList, now: number): string {
   const errors = list.data
     .filter((machine) => machine.last_error !== null)
     .map((machine) => `  ${machine.name}: ${lastError(machine, now)}`);
-  return (
-    [line(header), ...rows.map(line), ...(errors.length > 0 ? ["", "Last errors:", ...errors] : []), ""].join(
-      "\n",
-    ) + hint
-  );
+  const lines = [line(header), ...rows.map(line)];
+  if (errors.length > 0) lines.push("", "Last errors:", ...errors);
+  return `${lines.join("\n")}\n${hint}`;
 }
 
 function state(machine: MachineView, now: number): string {

@@ -5,6 +5,13 @@ import type { AddressInfo } from "node:net";
  * address Zona listens on (a wildcard address read as `localhost`), so that a plain start on any
  * `PORT` mails links that open. Behind a proxy the operator sets `public_url`.
  */
+/** The http URL of a listening address; a wildcard address (every interface) is named `wildcardHost`. */
+export function listenerUrl(address: AddressInfo, wildcardHost: string): string {
+  const wildcard = address.address === "0.0.0.0" || address.address === "::";
+  const host = wildcard ? wildcardHost : address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
 export class PublicUrl {
   private readonly configured: string | undefined;
   private readonly port: number;
@@ -19,13 +26,7 @@ export class PublicUrl {
   /** The server listens at `address` (what `server.address()` says). */
   listening(address: AddressInfo | string | null): void {
     if (address === null || typeof address === "string") return;
-    const wildcard = address.address === "0.0.0.0" || address.address === "::";
-    const host = wildcard
-      ? "localhost"
-      : address.family === "IPv6"
-        ? `[${address.address}]`
-        : address.address;
-    this.heard = `http://${host}:${address.port}`;
+    this.heard = listenerUrl(address, "localhost");
   }
 
   get(): string {
