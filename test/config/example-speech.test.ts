@@ -99,7 +99,7 @@ describe("the example configuration, copied as the README says (docs/configurati
     expect(warnings(zona.output.text())).toEqual([]);
   }, 90_000);
 
-  it("a zone that checks content without a moderation machine: one warning at start and one after each reload, naming the zone and what answers 503 (and speech does)", async () => {
+  it("a zone that checks content without a moderation machine: one warning at start and one after each reload, naming the zone and what answers 503 (and speech does: spec Speech, 503 moderation_unavailable type server_error when the check cannot answer)", async () => {
     // The way the example used to be: the fallback zone checked, its moderation machine absent.
     const checked = (yaml: string) => yaml.replace("    ch-fallback: none", "    ch-fallback: moderation");
     const zona = await start(await copiedExample(checked));
@@ -111,9 +111,10 @@ describe("the example configuration, copied as the README says (docs/configurati
 
     const response = await speech(zona, await apiKey(zona));
     expect(response.status).toBe(503);
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
-      "moderation_unavailable",
-    );
+    expect(((await response.json()) as { error: unknown }).error).toMatchObject({
+      type: "server_error",
+      code: "moderation_unavailable",
+    });
 
     // A reload says it again, once.
     zona.server.kill("SIGHUP");

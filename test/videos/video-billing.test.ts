@@ -13,15 +13,14 @@ import {
   engineJob,
   finish,
   keySpend,
+  LONG_JOB_MS,
+  SHORT_JOB_MS,
   until,
   videoFixture,
   withSeconds,
 } from "./video-helpers.ts";
 import { SECOND_MICROS, startVideoStack, type VideoStack } from "./video-stack.ts";
 
-/** A job that does not end by itself during a test; tests end it by editing it. */
-const LONG_MS = 10 * 60_000;
-const SHORT_MS = 150;
 const money = (seconds: number) => (seconds * SECOND_MICROS) / 1e6;
 /** What a 3-second clip is, made from the 5-second fixture. */
 const THREE_SECOND_CLIP = withSeconds(videoFixture("clip.mp4"), 3);
@@ -29,7 +28,7 @@ const THREE_SECOND_CLIP = withSeconds(videoFixture("clip.mp4"), 3);
 /** The fakes' knobs back to the stack's defaults, and every job they hold ended. */
 function resetFakes(fakes: FakeVideosServer[]): void {
   for (const fake of fakes) {
-    fake.configure({ jobMs: SHORT_MS, failMidJob: false, garbageContent: false, clip: undefined });
+    fake.configure({ jobMs: SHORT_JOB_MS, failMidJob: false, garbageContent: false, clip: undefined });
     for (const job of fake.jobs) finish(job);
   }
 }
@@ -77,7 +76,7 @@ describe.each(
   });
 
   it("a limit of exactly 5 seconds: accepted, 5 seconds held while the job runs, one usage record when it is delivered", async () => {
-    both({ jobMs: LONG_MS });
+    both({ jobMs: LONG_JOB_MS });
     const p = await stack.t.newKey({ key: { monthly_limit: money(5) } });
     const prompt = "a sailing boat at sunset";
     const created = await stack.create({ prompt }, { key: p.key });
@@ -155,7 +154,7 @@ describe.each(
     expect((await stack.waitFor(failing.body.id, undefined, { key: p.key })).status).toBe("failed");
     expect(await closed(p.keyId)).toMatchObject({ spent: 0, reserved: 0 });
 
-    both({ failMidJob: false, jobMs: LONG_MS });
+    both({ failMidJob: false, jobMs: LONG_JOB_MS });
     const prompt = "a glacier at noon";
     const deleting = await stack.create({ prompt }, { key: p.key });
     expect(deleting.status, deleting.bytes.toString()).toBe(200);
@@ -175,7 +174,7 @@ describe.each(
     expect(records.filter((record: { outcome: string }) => record.outcome === "ok")).toEqual([]);
 
     // Both left the limit whole: a full video fits.
-    both({ jobMs: SHORT_MS });
+    both({ jobMs: SHORT_JOB_MS });
     const full = await stack.create({ prompt: "a glacier by night" }, { key: p.key });
     expect(full.status, full.bytes.toString()).toBe(200);
     expect((await stack.waitFor(full.body.id, undefined, { key: p.key })).status).toBe("completed");
@@ -209,7 +208,7 @@ describe('spec "Charging and reporting": video money on a prepaid installation',
     });
 
   it("credits for 5 seconds are held while the job runs, and only the clip's seconds are taken", async () => {
-    for (const fake of fakes) fake.configure({ jobMs: LONG_MS, clip: THREE_SECOND_CLIP });
+    for (const fake of fakes) fake.configure({ jobMs: LONG_JOB_MS, clip: THREE_SECOND_CLIP });
     const p = await stack.t.newKey();
     await stack.t.admin("PUT", `/accounts/${p.accountId}/credits`, { balance: 1 });
     const prompt = "a cable car over a valley";
@@ -243,7 +242,7 @@ describe('spec "Charging and reporting": video money on a prepaid installation',
     expect((await stack.call("GET", "/v1/videos", { key: p.key })).body.data).toEqual([]);
 
     await stack.t.admin("PUT", `/accounts/${p.accountId}/credits`, { balance: money(5) });
-    for (const fake of fakes) fake.configure({ failMidJob: true, jobMs: LONG_MS });
+    for (const fake of fakes) fake.configure({ failMidJob: true, jobMs: LONG_JOB_MS });
     const prompt = "a market square at night";
     const failing = await stack.create({ prompt }, { key: p.key });
     expect(failing.status, failing.bytes.toString()).toBe(200);

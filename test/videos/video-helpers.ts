@@ -9,6 +9,13 @@ import type { FakeVideoJob, FakeVideosServer } from "../fakes/fake-videos-server
 import { body, find, kids, traks, under } from "../media/mp4-walk.ts";
 import type { VideoStack } from "./video-stack.ts";
 
+/** The name the video machines' engine knows the model by. */
+export const VIDEO_UPSTREAM = "Wan-AI/Wan2.2-TI2V-5B-Diffusers";
+/** A fake job that does not end by itself during a test; tests end it by editing it. */
+export const LONG_JOB_MS = 10 * 60_000;
+/** A fake job that ends by itself at once. */
+export const SHORT_JOB_MS = 150;
+
 /** Polls `probe` until it gives something (not undefined or false); fails after 20 s. */
 export async function until<T>(
   what: string,

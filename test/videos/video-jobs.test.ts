@@ -17,15 +17,13 @@ import {
   everyJobEnded,
   finish,
   keySpend,
+  LONG_JOB_MS,
+  SHORT_JOB_MS,
   until,
+  VIDEO_UPSTREAM,
 } from "./video-helpers.ts";
 import { SECOND_MICROS, startVideoStack, type VideoStack } from "./video-stack.ts";
 
-/** The name the video machines' engine knows the model by. */
-const UPSTREAM = "Wan-AI/Wan2.2-TI2V-5B-Diffusers";
-/** A job that does not end by itself during a test; tests end it by editing it. */
-const LONG_MS = 10 * 60_000;
-const SHORT_MS = 150;
 const DAY_MS = 24 * 3600_000;
 /** Five seconds of video at 0.02 per second. */
 const FIVE_SECONDS = (5 * SECOND_MICROS) / 1e6;
@@ -52,8 +50,8 @@ describe.each(
   let zhModeration: FakeModerationServer;
 
   beforeAll(async () => {
-    ti = new FakeVideosServer({ jobMs: SHORT_MS, models: [UPSTREAM] });
-    zh = new FakeVideosServer({ jobMs: SHORT_MS, models: [UPSTREAM] });
+    ti = new FakeVideosServer({ jobMs: SHORT_JOB_MS, models: [VIDEO_UPSTREAM] });
+    zh = new FakeVideosServer({ jobMs: SHORT_JOB_MS, models: [VIDEO_UPSTREAM] });
     tiModeration = new FakeModerationServer();
     zhModeration = new FakeModerationServer();
     await Promise.all([ti, zh, tiModeration, zhModeration].map((server) => server.start()));
@@ -62,7 +60,7 @@ describe.each(
       zone,
       protocol: "videos",
       url,
-      models: { "wan-2.2-5b-fast": UPSTREAM },
+      models: { "wan-2.2-5b-fast": VIDEO_UPSTREAM },
       capacity: 1,
     });
     stack = await startVideoStack({
@@ -88,7 +86,7 @@ describe.each(
   afterEach(async () => {
     for (const fake of [ti, zh]) {
       await fake.setMode("normal");
-      fake.configure({ jobMs: SHORT_MS, failMidJob: false, garbageContent: false, clip: undefined });
+      fake.configure({ jobMs: SHORT_JOB_MS, failMidJob: false, garbageContent: false, clip: undefined });
       for (const job of fake.jobs) finish(job);
     }
     // A machine that failed is ranked last until it answers again: the probe tells.
@@ -121,7 +119,7 @@ describe.each(
 
   it("a job goes queued -> in_progress (progress rising) -> completed, kept 7 days; the engine gets the upstream model, prompt, size, 5 s, 24 fps, 121 frames and the seed", async () => {
     const p = await person();
-    both({ jobMs: LONG_MS });
+    both({ jobMs: LONG_JOB_MS });
     const prompt = "a red kite over a mountain lake";
     const created = await stack.create({ prompt, size: "704x1280", seed: 4242 }, { key: p.key });
     expect(created.status, created.bytes.toString()).toBe(200);
@@ -140,7 +138,7 @@ describe.each(
     const id: string = created.body.id;
     const { fake, job } = await engineJob(prompt);
     expect(job).toMatchObject({
-      model: UPSTREAM,
+      model: VIDEO_UPSTREAM,
       prompt,
       size: "704x1280",
       seconds: 5,
@@ -193,7 +191,7 @@ describe.each(
     expect(created.status, created.bytes.toString()).toBe(200);
     const { job } = await engineJob(prompt);
     expect(job.seed).toBeUndefined();
-    expect(job).toMatchObject({ model: UPSTREAM, size: "1280x704", seconds: 5, fps: 24, frames: 121 });
+    expect(job).toMatchObject({ model: VIDEO_UPSTREAM, size: "1280x704", seconds: 5, fps: 24, frames: 121 });
     expect((await stack.waitFor(created.body.id, undefined, { key: p.key })).status).toBe("completed");
   });
 
@@ -217,7 +215,7 @@ describe.each(
     ).not.toBe(200);
     await expectNothingCharged(p.keyId);
 
-    both({ failMidJob: false, jobMs: SHORT_MS });
+    both({ failMidJob: false, jobMs: SHORT_JOB_MS });
     const next = await stack.create({ prompt: "a lighthouse on a calm evening" }, { key: p.key });
     expect(next.status, next.bytes.toString()).toBe(200);
     expect((await stack.waitFor(next.body.id, undefined, { key: p.key })).status).toBe("completed");
@@ -293,7 +291,7 @@ describe.each(
   });
 
   it("capacity: one place per machine, three people at once -> two run, the third waits queued until a place is free", async () => {
-    both({ jobMs: LONG_MS });
+    both({ jobMs: LONG_JOB_MS });
     const prompts = ["a fox in snow", "a whale at sea", "a tram in the rain"];
     const jobs = await Promise.all(
       prompts.map(async (prompt) => {
@@ -372,7 +370,7 @@ describe.each(
   });
 
   it("DELETE of a running job: 200 video.deleted, the engine job deleted, the money released, then 404, and a new job may be made", async () => {
-    both({ jobMs: LONG_MS });
+    both({ jobMs: LONG_JOB_MS });
     const p = await person(FIVE_SECONDS);
     const prompt = "a heron in the reeds";
     const created = await stack.create({ prompt }, { key: p.key });
@@ -392,7 +390,7 @@ describe.each(
     expect((await stack.call("GET", `/v1/videos/${id}/content`, { key: p.key })).status).toBe(404);
     await expectNothingCharged(p.keyId);
 
-    both({ jobMs: SHORT_MS });
+    both({ jobMs: SHORT_JOB_MS });
     const next = await stack.create({ prompt: "a heron taking off" }, { key: p.key });
     expect(next.status, next.bytes.toString()).toBe(200);
     expect((await stack.waitFor(next.body.id, undefined, { key: p.key })).status).toBe("completed");
@@ -400,7 +398,7 @@ describe.each(
   });
 
   it("one job per person: 8 POSTs at once -> exactly one 200, the rest 429 too_many_video_jobs", async () => {
-    both({ jobMs: LONG_MS });
+    both({ jobMs: LONG_JOB_MS });
     const p = await person();
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
@@ -421,7 +419,7 @@ describe.each(
     expect(await spend(p.keyId)).toMatchObject({ reserved: FIVE_SECONDS });
 
     // Another person is not held back.
-    both({ jobMs: SHORT_MS });
+    both({ jobMs: SHORT_JOB_MS });
     const other = await person();
     const theirs = await stack.create({ prompt: "a moth at a lamp" }, { key: other.key });
     expect(theirs.status, theirs.bytes.toString()).toBe(200);
@@ -459,7 +457,7 @@ describe.each(
   });
 
   it("a job running past video_run_timeout_seconds fails with timeout and is deleted on its engine; nothing charged", async () => {
-    both({ jobMs: LONG_MS });
+    both({ jobMs: LONG_JOB_MS });
     const p = await person();
     const prompt = "a clock tower at midnight";
     const created = await stack.create({ prompt }, { key: p.key });

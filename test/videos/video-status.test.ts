@@ -19,15 +19,13 @@ import {
   engineJob as engineJobOf,
   everyJobEnded,
   finish,
+  LONG_JOB_MS,
+  SHORT_JOB_MS,
   until,
+  VIDEO_UPSTREAM,
 } from "./video-helpers.ts";
 import { SECOND_MICROS, startVideoStack, type VideoStack } from "./video-stack.ts";
 
-/** The name the video machine's engine knows the model by. */
-const UPSTREAM = "Wan-AI/Wan2.2-TI2V-5B-Diffusers";
-/** A job that does not end by itself during a test; tests end it by editing it. */
-const LONG_MS = 10 * 60_000;
-const SHORT_MS = 150;
 const FIVE_SECONDS = (5 * SECOND_MICROS) / 1e6;
 const UNREADABLE_SECONDS = 120;
 const ENGINES = {
@@ -62,8 +60,8 @@ interface Fakes {
 
 async function startFakes(): Promise<Fakes> {
   const fakes = {
-    tiVideos: new FakeVideosServer({ jobMs: SHORT_MS, models: [UPSTREAM] }),
-    zhVideos: new FakeVideosServer({ jobMs: SHORT_MS, models: [UPSTREAM] }),
+    tiVideos: new FakeVideosServer({ jobMs: SHORT_JOB_MS, models: [VIDEO_UPSTREAM] }),
+    zhVideos: new FakeVideosServer({ jobMs: SHORT_JOB_MS, models: [VIDEO_UPSTREAM] }),
     tiModeration: new FakeModerationServer(),
     zhModeration: new FakeModerationServer(),
   };
@@ -87,7 +85,7 @@ function startStack(
         zone: "ch-ti",
         protocol: "videos",
         url: fakes.tiVideos.url,
-        models: { "wan-2.2-5b-fast": UPSTREAM },
+        models: { "wan-2.2-5b-fast": VIDEO_UPSTREAM },
         capacity: 1,
       },
     ],
@@ -118,7 +116,12 @@ describe.each(
   // Whatever a test left behind (also when it failed) ends before the next: the machine has one place.
   afterEach(async () => {
     await ti.setMode("normal");
-    ti.configure({ jobMs: SHORT_MS, failMidJob: false, failedStatus: undefined, statusUnavailable: false });
+    ti.configure({
+      jobMs: SHORT_JOB_MS,
+      failMidJob: false,
+      failedStatus: undefined,
+      statusUnavailable: false,
+    });
     for (const job of ti.jobs) finish(job);
     await stack.t.app.services.health.probeAll();
     await everyJobEnded(stack);
@@ -142,7 +145,7 @@ describe.each(
   };
   /** Creates a job with a long clip and waits until its engine job runs. */
   const running = async (key: string, prompt: string) => {
-    ti.configure({ jobMs: LONG_MS });
+    ti.configure({ jobMs: LONG_JOB_MS });
     const created = await stack.create({ prompt }, { key });
     expect(created.status, created.bytes.toString()).toBe(200);
     const id: string = created.body.id;
@@ -164,7 +167,7 @@ describe.each(
 
   it.each([
     500, 400,
-  ])("Video job: vLLM-Omni answering the look at its failed job %i with the job in the body -> failed at that look (not at the run timeout), engine_error, nothing charged; the machine is not blamed and makes the next job", async (status) => {
+  ])("Video job: vLLM-Omni answering the look at its failed job %i with the job in the body -> failed at that look (not at the run timeout), engine_error, nothing charged; the machine is not blamed and makes the next job (spec Video job: one job at a time per person, so the next is accepted once this one failed)", async (status) => {
     const since = Date.now();
     const firstLine = logs.raw.length;
     const p = await person();
@@ -194,7 +197,7 @@ describe.each(
     expect(view.last_error === null || Date.parse(view.last_error.at) < since).toBe(true);
 
     // The next job goes to the same machine and is made.
-    ti.configure({ failedStatus: undefined, jobMs: SHORT_MS });
+    ti.configure({ failedStatus: undefined, jobMs: SHORT_JOB_MS });
     const next = await stack.create({ prompt: "a lighthouse on a calm evening" }, { key: p.key });
     expect(next.status, next.bytes.toString()).toBe(200);
     expect((await stack.waitFor(next.body.id, undefined, { key: p.key })).status).toBe("completed");
@@ -269,7 +272,7 @@ describe.each(
     try {
       first = await startStack(store, fakes, { clock });
       const { key, keyId, accountId } = await first.t.newKey({ key: { monthly_limit: 1 } });
-      fakes.tiVideos.configure({ jobMs: LONG_MS });
+      fakes.tiVideos.configure({ jobMs: LONG_JOB_MS });
       const prompt = "a glacier calving into the sea";
       const created = await first.create({ prompt }, { key });
       expect(created.status, created.bytes.toString()).toBe(200);
