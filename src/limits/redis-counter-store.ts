@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
-import { Redis, type Result } from "ioredis";
+import type { Redis, Result } from "ioredis";
+import { connectRedis } from "../store/redis/connect-redis.ts";
 import type { CounterSpec, CounterStore, TakeResult } from "./counter-store.ts";
 import { MemoryCounterStore } from "./memory-counter-store.ts";
 import { parseTakeReply, TAKE_SCRIPT, takeScriptArgs } from "./redis-take-script.ts";
@@ -14,8 +15,6 @@ declare module "ioredis" {
 export const REDIS_KEY_PREFIX = "zona:rl:";
 
 const WARN_EVERY_MS = 10_000;
-const CONNECT_TIMEOUT_MS = 2_000;
-const MAX_RECONNECT_DELAY_MS = 2_000;
 
 /** What a Redis counter store is built from. */
 export interface RedisCounterStoreOptions {
@@ -61,16 +60,7 @@ export class RedisCounterStore implements CounterStore {
     this.moneyPrefix = options.moneyPrefix ?? `${this.prefix}money:`;
     this.log = options.log;
     this.onFallback = options.onFallback;
-    this.redis = new Redis(options.url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: options.timeoutMs,
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      // RESP2: the script needs nothing more, and every Redis-compatible server speaks it.
-      protocol: 2,
-      retryStrategy: (times) =>
-        Math.min(50 * 2 ** (times - 1), MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100),
-    });
+    this.redis = connectRedis(options.url, options.timeoutMs);
     this.redis.defineCommand("zonaRateLimitTake", { lua: TAKE_SCRIPT });
     // Without a listener ioredis prints every connection error; they are logged here, throttled.
     this.redis.on("error", (error: Error) => {

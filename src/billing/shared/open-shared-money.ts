@@ -7,8 +7,6 @@ import type { SharedMoney } from "./shared-money.ts";
 
 // A money command unanswered after this long counts Redis as away: money is decided in PostgreSQL.
 const COMMAND_TIMEOUT_MS = 500;
-const CONNECT_TIMEOUT_MS = 2_000;
-const MAX_RECONNECT_DELAY_MS = 2_000;
 const WARN_EVERY_MS = 10_000;
 
 /**
@@ -23,16 +21,11 @@ export async function openSharedMoney(
   takes?: { deferred: DeferredTakes; prefix: string },
 ): Promise<SharedMoney> {
   // Imported here: an installation without Redis never loads ioredis.
-  const [{ Redis }, { SharedMoney }] = await Promise.all([import("ioredis"), import("./shared-money.ts")]);
-  const redis = new Redis(at.url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: COMMAND_TIMEOUT_MS,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    protocol: 2,
-    retryStrategy: (times) =>
-      Math.min(50 * 2 ** (times - 1), MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100),
-  });
+  const [{ connectRedis, REDIS_CONNECT_TIMEOUT_MS }, { SharedMoney }] = await Promise.all([
+    import("../../store/redis/connect-redis.ts"),
+    import("./shared-money.ts"),
+  ]);
+  const redis = connectRedis(at.url, COMMAND_TIMEOUT_MS);
   let lastWarning = Number.NEGATIVE_INFINITY;
   redis.on("error", (error: Error) => {
     if (Date.now() - lastWarning < WARN_EVERY_MS) return;
@@ -51,7 +44,7 @@ export async function openSharedMoney(
   });
   // Start-up waits a moment for the connection; the first requests would be decided in PostgreSQL.
   await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, CONNECT_TIMEOUT_MS);
+    const timer = setTimeout(resolve, REDIS_CONNECT_TIMEOUT_MS);
     redis.once("ready", () => {
       clearTimeout(timer);
       resolve();
