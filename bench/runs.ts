@@ -1,7 +1,8 @@
 // The measured runs of one level: every target in turn, in a fixed order (direct, stack floor, Zona
 // with the unlimited key, then the billed targets), each once the Zona processes and the floor have
 // worked off the previous run; with several rounds (BENCH_ROUNDS), the whole order again each round,
-// and each target's median run kept (a machine whose speed drifts then tilts no target).
+// and each target's median run kept (a machine whose speed drifts then tilts no target). Streams
+// interleave the same way: every round of streams runs every target in turn.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type KeyedZona, topUpKeys } from "./accounts.ts";
@@ -10,7 +11,7 @@ import type { KeyPool } from "./key-pool.ts";
 import { type LoadResult, type LoadTarget, runLoad } from "./load.ts";
 import type { RemoteProfiler } from "./remote-profiler.ts";
 import type { Billed } from "./report-billed.ts";
-import { runStreams, type StreamResult } from "./streams.ts";
+import { type StreamResult, StreamSamples } from "./streams.ts";
 import { warmKey } from "./zona.ts";
 
 /** A target of the runs and what measuring it takes. */
@@ -95,25 +96,27 @@ async function loadRun(target: RunTarget, concurrency: number, context: RunConte
   return run;
 }
 
-/** Every target at one number of concurrent streams, `rounds` rounds each. */
+/**
+ * Every target at one number of concurrent streams: `rounds` rounds, each running every target in
+ * turn (each once the processes of Zona's core are idle), with a fresh key per round and target.
+ */
 export async function streamLevel(
   targets: RunTarget[],
   concurrent: number,
   rounds: number,
   context: RunContext,
 ): Promise<Partial<Record<LoadTarget, StreamResult>>> {
-  const runs: Partial<Record<LoadTarget, StreamResult>> = {};
-  for (const { name, url, pool, through } of targets) {
-    await context.untilIdle();
-    runs[name] = await runStreams({
-      target: name,
-      url,
-      concurrent,
-      rounds,
-      pool,
-      ...(through ? { warm: (secret: string) => warmKey(through.zona.url, secret) } : {}),
-    });
+  const samples = new Map(targets.map((target) => [target, new StreamSamples(target.name, concurrent)]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [{ url, pool, through }, gathered] of samples) {
+      const key = pool.take(concurrent);
+      if (through) await warmKey(through.zona.url, key);
+      await context.untilIdle();
+      await gathered.round(url, key);
+    }
   }
+  const runs: Partial<Record<LoadTarget, StreamResult>> = {};
+  for (const gathered of samples.values()) runs[gathered.target] = gathered.result();
   return runs;
 }
 

@@ -4,7 +4,7 @@
 //   BENCH_ROUNDS        rounds of every target at each concurrency, the median run of each kept (default 1)
 //   BENCH_CONCURRENCY   connections, comma-separated (default 1,16,64,256)
 //   BENCH_STREAMS       concurrent streams, comma-separated (default 1,16)
-//   BENCH_STREAM_ROUNDS rounds of streams per level (default 8 for one stream, 3 otherwise)
+//   BENCH_STREAM_ROUNDS rounds of streams per level (default 16 for one stream, 3 otherwise)
 //   BENCH_KEYS          API keys issued before the first run, for each pool (the unlimited key's and
 //                       each billed target's; default 400; more are issued as needed)
 //   BENCH_FLOOR         requests of the billing-floor measurement at the end (default 300; 0: skip)

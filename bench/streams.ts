@@ -1,5 +1,4 @@
 import { Agent, request } from "undici";
-import type { KeyPool } from "./key-pool.ts";
 import type { LoadTarget } from "./load.ts";
 import { Samples } from "./stats.ts";
 import { BENCH_MODEL } from "./zona.ts";
@@ -29,54 +28,57 @@ const STREAM_BODY = JSON.stringify({
 const agent = new Agent({ keepAliveTimeout: 30_000 });
 
 /**
- * `rounds` rounds of `concurrent` streams started together. For each stream: the time to the
- * first `data:` event with content (from just before the request is sent) and every gap between
- * two consecutive content events, as the client reads them off the socket.
+ * The streams of one target at one level, gathered over rounds that interleave with other targets'
+ * (a machine whose speed drifts then tilts no target). For each stream: the time to the first
+ * `data:` event with content (from just before the request is sent) and every gap between two
+ * consecutive content events, as the client reads them off the socket.
  */
-export async function runStreams(options: {
-  target: LoadTarget;
-  url: string;
-  concurrent: number;
-  rounds: number;
-  pool: KeyPool;
-  /** Readies a key before a round (Zona: loads it into the key cache). */
-  warm?: (secret: string) => Promise<void>;
-}): Promise<StreamResult> {
-  const ttft = new Samples();
-  const gaps = new Samples();
-  const chunkCounts: number[] = [];
-  let failures = 0;
-  for (let round = 0; round < options.rounds; round++) {
-    const key = options.pool.take(options.concurrent);
-    await options.warm?.(key);
+export class StreamSamples {
+  readonly target: LoadTarget;
+  readonly concurrentStreams: number;
+  private readonly ttft = new Samples();
+  private readonly gaps = new Samples();
+  private readonly chunkCounts: number[] = [];
+  private failures = 0;
+
+  constructor(target: LoadTarget, concurrentStreams: number) {
+    this.target = target;
+    this.concurrentStreams = concurrentStreams;
+  }
+
+  /** One round: `concurrentStreams` streams started together with `key`, each read to its end. */
+  async round(url: string, key: string): Promise<void> {
     const outcomes = await Promise.all(
-      Array.from({ length: options.concurrent }, () => readStream(options.url, key)),
+      Array.from({ length: this.concurrentStreams }, () => readStream(url, key)),
     );
     for (const outcome of outcomes) {
       if (outcome === undefined || outcome.first === undefined) {
-        failures += 1;
+        this.failures += 1;
         continue;
       }
-      ttft.add(outcome.first);
-      for (const gap of outcome.gaps) gaps.add(gap);
-      chunkCounts.push(outcome.gaps.length + 1);
+      this.ttft.add(outcome.first);
+      for (const gap of outcome.gaps) this.gaps.add(gap);
+      this.chunkCounts.push(outcome.gaps.length + 1);
     }
   }
-  const [ttftP50, ttftP99] = ttft.percentiles(50, 99);
-  const [gapP50, gapP99, gapMax] = gaps.percentiles(50, 99, 100);
-  chunkCounts.sort((a, b) => a - b);
-  return {
-    target: options.target,
-    concurrentStreams: options.concurrent,
-    streams: ttft.size,
-    failures,
-    chunksPerStream: chunkCounts[Math.floor(chunkCounts.length / 2)] ?? 0,
-    ttftP50Ms: ttftP50 ?? Number.NaN,
-    ttftP99Ms: ttftP99 ?? Number.NaN,
-    gapP50Ms: gapP50 ?? Number.NaN,
-    gapP99Ms: gapP99 ?? Number.NaN,
-    gapMaxMs: gapMax ?? Number.NaN,
-  };
+
+  result(): StreamResult {
+    const [ttftP50, ttftP99] = this.ttft.percentiles(50, 99);
+    const [gapP50, gapP99, gapMax] = this.gaps.percentiles(50, 99, 100);
+    const counts = [...this.chunkCounts].sort((a, b) => a - b);
+    return {
+      target: this.target,
+      concurrentStreams: this.concurrentStreams,
+      streams: this.ttft.size,
+      failures: this.failures,
+      chunksPerStream: counts[Math.floor(counts.length / 2)] ?? 0,
+      ttftP50Ms: ttftP50 ?? Number.NaN,
+      ttftP99Ms: ttftP99 ?? Number.NaN,
+      gapP50Ms: gapP50 ?? Number.NaN,
+      gapP99Ms: gapP99 ?? Number.NaN,
+      gapMaxMs: gapMax ?? Number.NaN,
+    };
+  }
 }
 
 async function readStream(
