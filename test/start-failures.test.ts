@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -130,6 +130,22 @@ describe("a start that fails says why in one line on stderr, without a stack tra
       }),
     );
     expect(line).toMatch(/^zona: could not start: .*not-a-folder/);
+  }, 60_000);
+
+  it("a data folder the embedded database cannot use says which folder and why, not [object Object]", async () => {
+    const data = join(dir, "broken-data");
+    await mkdir(data);
+    // PGlite's folder is a file: its file system throws a bare errno object.
+    await writeFile(join(data, "pglite"), "");
+    const line = oneLineFailure(
+      await run(["src/main.ts"], {
+        ZONA_CONFIG: config,
+        ZONA_DATA_DIR: data,
+        PORT: String(await freePort()),
+        ZONA_LOG_LEVEL: "silent",
+      }),
+    );
+    expect(line).toBe(`zona: could not start: ${join(data, "pglite")}: not a folder (ENOTDIR)`);
   }, 60_000);
 
   // The Node.js of the tests claims to be an older one before Zona's first module runs (Node 20

@@ -33,6 +33,9 @@ function usageRow(accountId: string, requestId: string, costMicros: number): Usa
   };
 }
 
+// Opening a fresh data folder on disk migrates it: two of them take 25 s on a busy 2-core machine.
+const TWO_FRESH_OPENS_MS = 90_000;
+
 const rows = (result: unknown) => (result as { rows: Array<Record<string, unknown>> }).rows;
 
 describe("Embedded database in its own thread", () => {
@@ -149,46 +152,55 @@ describe("Usage journal of the embedded data folder", () => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("records left in the journal by a process that died are written at the next open, once; a torn last line is skipped", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "zona-journal-"));
-    dirs.push(dataDir);
-    const first = await openStore({ dataDir });
-    const accountId =
-      (await new AccountsRepository(first.db).insert({ email: "journal@example.ch" }))?.id ?? "";
-    const row = (requestId: string, costMicros: number) => usageRow(accountId, requestId, costMicros);
-    // One record is in the database already (written before the crash), one only in the journal.
-    await new BillingRepository(first.db).record([row("req_written", 7)]);
-    first.usageJournal?.append([row("req_written", 7), row("req_journaled", 11)]);
-    await first.close();
-    const path = join(dataDir, "usage-journal.jsonl");
-    writeFileSync(path, `${readFileSync(path, "utf8")}{"requestId":"req_torn","acc`);
+  it(
+    "records left in the journal by a process that died are written at the next open, once; a torn last line is skipped",
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), "zona-journal-"));
+      dirs.push(dataDir);
+      const first = await openStore({ dataDir });
+      const accountId =
+        (await new AccountsRepository(first.db).insert({ email: "journal@example.ch" }))?.id ?? "";
+      const row = (requestId: string, costMicros: number) => usageRow(accountId, requestId, costMicros);
+      // One record is in the database already (written before the crash), one only in the journal.
+      await new BillingRepository(first.db).record([row("req_written", 7)]);
+      first.usageJournal?.append([row("req_written", 7), row("req_journaled", 11)]);
+      await first.close();
+      const path = join(dataDir, "usage-journal.jsonl");
+      writeFileSync(path, `${readFileSync(path, "utf8")}{"requestId":"req_torn","acc`);
 
-    const second = await openStore({ dataDir });
-    try {
-      const usage = new UsageRepository(second.db);
-      expect((await usage.find("req_written"))?.costMicros).toBe(7);
-      expect((await usage.find("req_journaled"))?.costMicros).toBe(11);
-      expect(await usage.find("req_torn")).toBeUndefined();
-      expect(readFileSync(path, "utf8")).toBe("");
-    } finally {
-      await second.close();
-    }
-  });
+      const second = await openStore({ dataDir });
+      try {
+        const usage = new UsageRepository(second.db);
+        expect((await usage.find("req_written"))?.costMicros).toBe(7);
+        expect((await usage.find("req_journaled"))?.costMicros).toBe(11);
+        expect(await usage.find("req_torn")).toBeUndefined();
+        expect(readFileSync(path, "utf8")).toBe("");
+      } finally {
+        await second.close();
+      }
+    },
+    TWO_FRESH_OPENS_MS,
+  );
 });
 
 describe("First start of an embedded data folder", () => {
-  it("a folder PGlite cannot create its files in fails the open with PGlite's reason, and releases the folder", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "zona-first-"));
-    try {
-      writeFileSync(join(dataDir, "pglite"), "not a folder");
-      const failure = await openStore({ dataDir }).catch((error: unknown) => error as Error);
-      expect(failure).toBeInstanceOf(Error);
-      expect((failure as Error).message).not.toBe("");
-      // The lock is released: the next open fails for the same reason, not as "busy".
-      const again = await openStore({ dataDir }).catch((error: unknown) => error as Error);
-      expect((again as Error).name).not.toBe("DataDirBusyError");
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+  it(
+    "a folder PGlite cannot create its files in fails the open with PGlite's reason, and releases the folder",
+    async () => {
+      const dataDir = mkdtempSync(join(tmpdir(), "zona-first-"));
+      try {
+        writeFileSync(join(dataDir, "pglite"), "not a folder");
+        const failure = await openStore({ dataDir }).catch((error: unknown) => error as Error);
+        expect(failure).toBeInstanceOf(Error);
+        // PGlite's file system throws a bare errno object: the message names the folder and the reason.
+        expect((failure as Error).message).toBe(`${join(dataDir, "pglite")}: not a folder (ENOTDIR)`);
+        // The lock is released: the next open fails for the same reason, not as "busy".
+        const again = await openStore({ dataDir }).catch((error: unknown) => error as Error);
+        expect((again as Error).name).not.toBe("DataDirBusyError");
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+    TWO_FRESH_OPENS_MS,
+  );
 });

@@ -23,6 +23,6 @@ try {
   await db.close();
   process.exit(0);
 } catch (error) {
-  process.stderr.write(`${JSON.stringify(errorData(error))}\n`);
+  process.stderr.write(`${JSON.stringify(errorData(error, dataDir))}\n`);
   process.exit(1);
 }

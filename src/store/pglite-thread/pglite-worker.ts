@@ -43,7 +43,7 @@ let db: PGlite;
 try {
   db = await createPglite(options.dataDir, options.sharedBuffers, options.template);
 } catch (error) {
-  port.postMessage({ ready: false, error: errorData(error) } satisfies ThreadReady);
+  port.postMessage({ ready: false, error: errorData(error, options.dataDir) } satisfies ThreadReady);
   process.exit(1);
 }
 

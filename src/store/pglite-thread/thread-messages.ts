@@ -1,3 +1,4 @@
+import { describeThrown } from "./thrown-value.ts";
 // What the request thread and the PGlite thread say to each other. Only structured-clonable data
 // crosses: functions (PGlite's custom parsers) cannot, so a query names the types it wants as
 // PostgreSQL sent them (Drizzle's parsers are all the identity) and the thread builds the parsers.
@@ -45,8 +46,8 @@ export interface ErrorData {
 export type ThreadReady = { ready: true } | { ready: false; error: ErrorData };
 
 /** An error as data: its own fields of simple values (PostgreSQL's code, detail, constraint...). */
-export function errorData(error: unknown): ErrorData {
-  if (!(error instanceof Error)) return { name: "Error", message: String(error), fields: {} };
+export function errorData(error: unknown, folder?: string): ErrorData {
+  if (!(error instanceof Error)) return { name: "Error", message: describeThrown(error, folder), fields: {} };
   const fields: Record<string, string | number | boolean> = {};
   for (const [key, value] of Object.entries(error)) {
     if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
