@@ -7,6 +7,7 @@ import { runCli } from "../../src/cli/run-cli.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import { createServices } from "../../src/services/create-services.ts";
 import { openStore } from "../../src/store/open-store.ts";
+import { EMBEDDED_FOLDER_TEST_MS } from "../helpers/embedded-folder-timeout.ts";
 import { ADMIN_TOKEN, type TestApp } from "../helpers/test-app.ts";
 import {
   type ListedMail,
@@ -118,7 +119,9 @@ describe("Mail without SMTP: the outbox (app.mail.smtp_url absent)", () => {
     expect((await mailsTo(t, email))[0]?.body).toContain("/verify-email?token=zev_");
   });
 
-  it("zona mail list (direct mode: the command opens the embedded database itself)", async () => {
+  it("zona mail list (direct mode: the command opens the embedded database itself)", {
+    timeout: EMBEDDED_FOLDER_TEST_MS,
+  }, async () => {
     const dataDir = join(dir, "data");
     const config = parseConfig({ server: { data_dir: dataDir, log_level: "silent" } });
     const store = await openStore({ dataDir });

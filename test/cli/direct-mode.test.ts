@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run-cli.ts";
+import { EMBEDDED_FOLDER_TEST_MS } from "../helpers/embedded-folder-timeout.ts";
 
 const ZONA_BIN = resolve(import.meta.dirname, "../../bin/zona.js");
 const PASSWORD = "correct horse battery staple";
@@ -18,7 +19,9 @@ interface Run {
   json: any;
 }
 
-describe("zona in direct mode (no server: the command opens the embedded database itself)", () => {
+describe("zona in direct mode (no server: the command opens the embedded database itself)", {
+  timeout: EMBEDDED_FOLDER_TEST_MS,
+}, () => {
   let dir: string;
   let env: Record<string, string>;
   let accountId: string;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run-cli.ts";
+import { EMBEDDED_FOLDER_TEST_MS } from "../helpers/embedded-folder-timeout.ts";
 import { ADMIN_TOKEN, startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { MINUTE_START, testClock } from "../limits/limit-fixtures.ts";
 
@@ -15,7 +16,9 @@ interface Run {
   json: any;
 }
 
-describe.each(["http", "direct"] as const)("zona keys --rpm and zona keys update (%s mode)", (mode) => {
+describe.each(["http", "direct"] as const)("zona keys --rpm and zona keys update (%s mode)", {
+  timeout: EMBEDDED_FOLDER_TEST_MS,
+}, (mode) => {
   let dir: string;
   let env: Record<string, string>;
   let t: TestApp | undefined;

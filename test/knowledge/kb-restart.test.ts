@@ -14,6 +14,7 @@ import { kbDocumentParts, kbDocuments, kbPassages } from "../../src/store/schema
 import type { AppUserHandle } from "../app/app-helpers.ts";
 import { readEvents } from "../app/chat-stack.ts";
 import { FakeOpenAiServer, FakeTeiServer } from "../fakes/index.ts";
+import { EMBEDDED_FOLDER_TEST_MS } from "../helpers/embedded-folder-timeout.ts";
 import type { TestApp } from "../helpers/test-app.ts";
 import { openTestStore, STORE_KINDS } from "../helpers/test-store.ts";
 import { documentFixture, type KbStack, startKbStack } from "./kb-stack.ts";
@@ -45,8 +46,9 @@ async function documentOf(user: AppUserHandle, slug: string, id: string): Promis
   return ((await response.json()) as { data: Array<{ id: string }> }).data.find((item) => item.id === id);
 }
 
+// Reading a document starts a process of its own: on a busy machine the first steps take 20 s.
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const value = await read();
     if (done(value)) return value;
@@ -55,7 +57,9 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, wha
   }
 }
 
-describe.each(STORE_KINDS)("Knowledge bases on %s: a restart while a document is read", (kind) => {
+describe.each(STORE_KINDS)("Knowledge bases on %s: a restart while a document is read", {
+  timeout: EMBEDDED_FOLDER_TEST_MS,
+}, (kind) => {
   let store: Store;
   let tei: FakeTeiServer;
   let chat: FakeOpenAiServer;

@@ -11,6 +11,7 @@ import { AccountsRepository } from "../../src/store/repositories/accounts.ts";
 import type { UsageRecordRow } from "../../src/store/repositories/billing.ts";
 import { BillingRepository } from "../../src/store/repositories/billing.ts";
 import { UsageRepository } from "../../src/store/repositories/usage.ts";
+import { EMBEDDED_FOLDER_TEST_MS } from "../helpers/embedded-folder-timeout.ts";
 
 // The embedded database runs in its own thread, so its work never holds a request; the
 // usage journal makes a record durable before the database has it.
@@ -32,9 +33,6 @@ function usageRow(accountId: string, requestId: string, costMicros: number): Usa
     durationMs: 5,
   };
 }
-
-// Opening a fresh data folder on disk migrates it: two of them take 25 s on a busy 2-core machine.
-const TWO_FRESH_OPENS_MS = 90_000;
 
 const rows = (result: unknown) => (result as { rows: Array<Record<string, unknown>> }).rows;
 
@@ -179,7 +177,7 @@ describe("Usage journal of the embedded data folder", () => {
         await second.close();
       }
     },
-    TWO_FRESH_OPENS_MS,
+    EMBEDDED_FOLDER_TEST_MS,
   );
 });
 
@@ -201,6 +199,6 @@ describe("First start of an embedded data folder", () => {
         rmSync(dataDir, { recursive: true, force: true });
       }
     },
-    TWO_FRESH_OPENS_MS,
+    EMBEDDED_FOLDER_TEST_MS,
   );
 });
