@@ -65,6 +65,16 @@ describe("a start that fails says why in one line on stderr, without a stack tra
   });
 
   const dataDir = async () => mkdtemp(join(dir, "data-"));
+  /** The one line a start on this data folder fails with (a free port, no log lines). */
+  const failureOn = async (data: string) =>
+    oneLineFailure(
+      await run(["src/main.ts"], {
+        ZONA_CONFIG: config,
+        ZONA_DATA_DIR: data,
+        PORT: String(await freePort()),
+        ZONA_LOG_LEVEL: "silent",
+      }),
+    );
 
   it("port in use: names the port and the host; nothing is created in the data folder", async () => {
     const holder: Server = createServer();
@@ -106,14 +116,7 @@ describe("a start that fails says why in one line on stderr, without a stack tra
     const data = await dataDir();
     const lock = lockDataDir(data);
     cleanups.push(async () => lock.release());
-    const line = oneLineFailure(
-      await run(["src/main.ts"], {
-        ZONA_CONFIG: config,
-        ZONA_DATA_DIR: data,
-        PORT: String(await freePort()),
-        ZONA_LOG_LEVEL: "silent",
-      }),
-    );
+    const line = await failureOn(data);
     expect(line).toContain(data);
     expect(line).toContain(`in use by another Zona process (pid ${process.pid}`);
   }, 60_000);
@@ -121,14 +124,7 @@ describe("a start that fails says why in one line on stderr, without a stack tra
   it("any other failure is one line too (a data folder that is a file)", async () => {
     const file = join(dir, "not-a-folder");
     await writeFile(file, "");
-    const line = oneLineFailure(
-      await run(["src/main.ts"], {
-        ZONA_CONFIG: config,
-        ZONA_DATA_DIR: file,
-        PORT: String(await freePort()),
-        ZONA_LOG_LEVEL: "silent",
-      }),
-    );
+    const line = await failureOn(file);
     expect(line).toMatch(/^zona: could not start: .*not-a-folder/);
   }, 60_000);
 
@@ -137,14 +133,7 @@ describe("a start that fails says why in one line on stderr, without a stack tra
     await mkdir(data);
     // PGlite's folder is a file: its file system throws a bare errno object.
     await writeFile(join(data, "pglite"), "");
-    const line = oneLineFailure(
-      await run(["src/main.ts"], {
-        ZONA_CONFIG: config,
-        ZONA_DATA_DIR: data,
-        PORT: String(await freePort()),
-        ZONA_LOG_LEVEL: "silent",
-      }),
-    );
+    const line = await failureOn(data);
     expect(line).toBe(`zona: could not start: ${join(data, "pglite")}: not a folder (ENOTDIR)`);
   }, 60_000);
 

@@ -136,8 +136,10 @@ describe("A client that never reads a stream: backpressure, bounded memory, the 
     // Kernel socket buffers (up to some MB each way) are all that may be in flight.
     expect(sentAt5s).toBeLessThan(ANSWER_BYTES / 2);
     expect(sentAt5s - sentAt3s).toBeLessThan(1024 * 1024);
+    // A held answer would be in the heap or in buffers. The resident size is only reported: the
+    // test worker runs other files too, and what they leave moves it by hundreds of MB either way
+    // within these 5 s (+322 and -433 MB seen in one run).
     expect(held).toBeLessThan(32 * 1024 * 1024);
-    expect(rssGrowth).toBeLessThan(64 * 1024 * 1024);
     expect(log.finished).toBe(false);
   }, 30_000);
 

@@ -76,8 +76,11 @@ async function dropFiles(page: Page, files: Array<{ name: string; bytes: Buffer 
   await zone.dispatchEvent("drop", { dataTransfer });
 }
 
+// Each test reads documents (each in a process of its own) and waits for them in the browser: on a
+// busy 2-core machine one took over 30 s.
 describe.skipIf(!CHROMIUM)(
   "Knowledge bases in the web chat (docs/knowledge-bases.md App API; spec Limits: document upload 50 MB, question 2,000 characters)",
+  { timeout: 90_000 },
   () => {
     let s: WebStack;
     let scratch: string;
