@@ -257,18 +257,26 @@ describe("Timing of forgot-password as a client outside the server sees it (docs
         ZONA_ADMIN_TOKEN: ADMIN_TOKEN,
         ZONA_LOG_LEVEL: "warn",
       },
-      stdio: "ignore",
+      stdio: ["ignore", "ignore", "pipe"],
     });
-    for (const deadline = Date.now() + 45_000; ; ) {
+    // What it said on stderr, should it not start: a first start migrates a new data folder, which
+    // on a busy 2-core machine has taken over 45 s.
+    let said = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      said = (said + chunk.toString("utf8")).slice(-2_000);
+    });
+    for (const deadline = Date.now() + 100_000; ; ) {
       const up = await fetch(`${url}/healthz`).then(
         (r) => r.ok,
         () => false,
       );
       if (up) break;
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error("zona did not start");
+      if (Date.now() > deadline || child.exitCode !== null) {
+        throw new Error(`zona did not start (exit code ${child.exitCode}): ${said}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     if (child && child.exitCode === null) {
       const exited = new Promise((resolve) => child?.once("exit", resolve));

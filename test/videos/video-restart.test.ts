@@ -41,9 +41,12 @@ afterEach(async () => {
       .catch(() => undefined);
 });
 
-/** Waits until the condition holds (polling), or fails after 20 s. */
+/**
+ * Waits until the condition holds (polling), or fails after 60 s: a Zona process started or killed
+ * on a busy 2-core machine took over 20 s for a step.
+ */
 async function until(what: string, condition: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
