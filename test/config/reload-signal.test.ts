@@ -30,7 +30,7 @@ describe("SIGHUP re-reads the configuration of a running Zona", () => {
   let output = "";
 
   const waitFor = async (text: string, from = 0) => {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 90_000;
     while (!output.slice(from).includes(text)) {
       if (Date.now() > deadline || server.exitCode !== null) throw new Error(`no "${text}" in:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -66,7 +66,7 @@ describe("SIGHUP re-reads the configuration of a running Zona", () => {
       output += chunk;
     });
     await waitFor("zona listening");
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     if (server.exitCode === null) {
