@@ -126,7 +126,7 @@ async function main(): Promise<void> {
   const streamRss = new RssSampler(zona.child.pid);
   const prepaidStreamRss = prepaidZona ? new RssSampler(prepaidZona.child.pid) : undefined;
   for (const concurrent of settings.streams) {
-    const rounds = settings.streamRounds ?? (concurrent === 1 ? 16 : 3);
+    const rounds = concurrent === 1 ? settings.streamRounds.oneStream : settings.streamRounds.more;
     const runs = await streamLevel(targets, concurrent, rounds, context);
     if (!runs.direct || !runs.zona) continue;
     streaming.push(compareStreams(runs.direct, runs.zona, runs.floor, billedOf(runs)));
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
       rounds: settings.rounds,
       concurrency: settings.concurrency,
       streams: settings.streams,
-      streamRounds: settings.streamRounds ?? { oneStream: 16, more: 3 },
+      streamRounds: settings.streamRounds,
       pipelining: 1,
       stackFloor: settings.stackFloor,
       billed: billed

@@ -1,7 +1,7 @@
-import { describeThrown } from "./thrown-value.ts";
 // What the request thread and the PGlite thread say to each other. Only structured-clonable data
 // crosses: functions (PGlite's custom parsers) cannot, so a query names the types it wants as
 // PostgreSQL sent them (Drizzle's parsers are all the identity) and the thread builds the parsers.
+import { describeThrown } from "./thrown-value.ts";
 
 /** How the PGlite thread opens its database. */
 export interface ThreadOptions {

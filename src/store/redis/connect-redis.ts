@@ -1,7 +1,8 @@
 import { Redis } from "ioredis";
 import { writePerRound } from "./write-per-round.ts";
 
-const CONNECT_TIMEOUT_MS = 2_000;
+/** How long a connection waits for Redis at most before its first command may fail. */
+export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
 const MAX_RECONNECT_DELAY_MS = 2_000;
 
 /**
@@ -15,7 +16,7 @@ export function connectRedis(url: string, commandTimeoutMs: number): Redis {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: commandTimeoutMs,
-    connectTimeout: CONNECT_TIMEOUT_MS,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     protocol: 2,
     retryStrategy: (times) =>
       Math.min(50 * 2 ** (times - 1), MAX_RECONNECT_DELAY_MS) + Math.floor(Math.random() * 100),
@@ -23,6 +24,3 @@ export function connectRedis(url: string, commandTimeoutMs: number): Redis {
   writePerRound(redis);
   return redis;
 }
-
-/** How long a connection waits for Redis at most before its first command may fail. */
-export const REDIS_CONNECT_TIMEOUT_MS = CONNECT_TIMEOUT_MS;
