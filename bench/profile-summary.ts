@@ -25,6 +25,8 @@ const top = Number(process.argv[3] ?? 25);
 const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
 
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const parentOf = new Map<number, ProfileNode>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node);
 const selfMicros = new Map<number, number>();
 profile.samples.forEach((id, i) => {
   selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
@@ -37,7 +39,7 @@ let idle = 0;
 for (const [id, micros] of selfMicros) {
   const node = byId.get(id);
   if (!node) continue;
-  const group = groupOf(node.callFrame);
+  const group = node.callFrame.url.startsWith("wasm://") ? wasmGroupOf(node) : groupOf(node.callFrame);
   if (group === "idle") {
     idle += micros;
     continue;
@@ -65,7 +67,6 @@ function groupOf(frame: ProfileNode["callFrame"]): string {
   if (functionName === "(idle)") return "idle";
   if (functionName === "(garbage collector)") return "garbage collector";
   if (functionName === "(program)") return "(program: V8 and native code outside JS)";
-  if (url.startsWith("wasm://")) return "PGlite: PostgreSQL compiled to WebAssembly";
   const module = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
   if (module) return module.startsWith("@electric-sql/pglite") ? "PGlite: JavaScript side" : module;
   if (url.startsWith("node:")) return "Node core (http, net, streams, ...)";
@@ -73,6 +74,21 @@ function groupOf(frame: ProfileNode["callFrame"]): string {
   if (own) return `Zona src/${own}/`;
   if (/\/src\/[^/]+$/.test(url)) return "Zona src/";
   return url === "" ? `native: ${functionName}` : url;
+}
+
+/**
+ * WebAssembly frames carry no module: they are named by the JavaScript that called them (PGlite's
+ * PostgreSQL, or undici's HTTP parser, llhttp, which a distributed Zona runs for every engine answer).
+ */
+function wasmGroupOf(node: ProfileNode): string {
+  for (let caller = parentOf.get(node.id); caller; caller = parentOf.get(caller.id)) {
+    const { url } = caller.callFrame;
+    if (url === "" || url.startsWith("wasm://")) continue;
+    if (url.includes("@electric-sql/pglite")) return "PGlite: PostgreSQL compiled to WebAssembly";
+    if (url.includes("node_modules/undici/")) return "undici: llhttp, its HTTP parser in WebAssembly";
+    return `WebAssembly called from ${shortUrl(url)}`;
+  }
+  return "WebAssembly";
 }
 
 function shortUrl(url: string): string {
