@@ -81,6 +81,8 @@ describe('spec "Text generation parameters" (knowledge-base ask: question up to 
     return document;
   };
 
+  // Seven documents are read, each in a process of its own: on a busy 2-core machine that took over
+  // a minute (about ten seconds on a quiet one).
   beforeAll(async () => {
     stack = await startKbStack({ config: CONFIG });
     [alice, bob] = await Promise.all([stack.user(), stack.user()]);
@@ -96,7 +98,7 @@ describe('spec "Text generation parameters" (knowledge-base ask: question up to 
     bobShared = await stack.createBase(bob, "Bob shared");
     await ready(bob, bobShared, "two-pages.pdf");
     expect((await stack.t.admin("POST", `/knowledge-bases/${bobShared}/share`)).status).toBe(200);
-  }, 60_000);
+  }, 180_000);
   afterAll(() => stack?.close());
 
   it("answers {object: knowledge_base.answer, knowledge_base, model, answer, sources, usage} with X-Zona; a glacier question finds page 2 of the PDF first", async () => {
