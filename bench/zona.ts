@@ -165,9 +165,12 @@ export async function setCredits(zona: StartedZona, accountId: string, balance: 
   await admin(zona, "PUT", `/admin/v1/accounts/${accountId}/credits`, { balance }, 200);
 }
 
-/** Loads a key into Zona's key cache with a request that no rate limit counts (`GET /v1/models`). */
-export async function warmKey(zonaUrl: string, secret: string): Promise<void> {
-  const response = await fetch(`${zonaUrl}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
+/**
+ * Loads a key into Zona's key cache with a request that no rate limit counts and nothing bills
+ * (`GET /v1/models`); sent to the engine or the stack floor, it only wakes their process.
+ */
+export async function warmKey(url: string, secret: string): Promise<void> {
+  const response = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
   await response.arrayBuffer();
 }
 
