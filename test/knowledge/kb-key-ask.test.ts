@@ -82,7 +82,7 @@ describe('spec "Text generation parameters" (knowledge-base ask: question up to 
   };
 
   // Seven documents are read, each in a process of its own: on a busy 2-core machine that took over
-  // a minute (about ten seconds on a quiet one).
+  // a minute (under 2 s on a quiet one).
   beforeAll(async () => {
     stack = await startKbStack({ config: CONFIG });
     [alice, bob] = await Promise.all([stack.user(), stack.user()]);

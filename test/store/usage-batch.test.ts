@@ -76,7 +76,7 @@ describe.each(STORE_KINDS)("Usage records written in one statement (%s)", (kind)
   });
   afterAll(() => store?.close());
 
-  const spentOf = async (payer: Payer) => (await credits.balance(payer.accountId)).balanceMicros;
+  const creditsLeft = async (payer: Payer) => (await credits.balance(payer.accountId)).balanceMicros;
 
   const cases: Array<{
     name: string;
@@ -149,13 +149,15 @@ describe.each(STORE_KINDS)("Usage records written in one statement (%s)", (kind)
   it.each(cases)("$name", async ({ rows, left, totals }) => {
     const answered = await repo.recordWithTotals(rows(payers));
     expect(sorted(answered)).toEqual(sorted(totals(payers)));
-    expect(await Promise.all(payers.map(spentOf))).toEqual(left);
+    expect(await Promise.all(payers.map(creditsLeft))).toEqual(left);
   });
 
   it("without totals, the same statements write the same: records and charges", async () => {
     const [, b, , d] = payers;
     await repo.record([record(b, "plain-1", 11, false), record(d, "plain-2", 60, true)]);
-    expect(await Promise.all(payers.map(spentOf))).toEqual([10_000_000, 10_000_000, 9_999_480, 9_999_900]);
+    expect(await Promise.all(payers.map(creditsLeft))).toEqual([
+      10_000_000, 10_000_000, 9_999_480, 9_999_900,
+    ]);
     const again = await repo.recordWithTotals([record(d, "plain-3", 1, true)]);
     expect(again.credits).toEqual([{ accountId: d.accountId, spentMicros: 101 }]);
   });

@@ -57,11 +57,11 @@ export function usageBatchStatement(
         ON CONFLICT (key_id, month) DO UPDATE SET spent_micros = ${keyMonthSpend}.spent_micros + excluded.spent_micros
         RETURNING key_id, month, spent_micros
       )
-      ${charges === "none" ? sql`` : charges === "all" ? creditChargesOfAll : creditChargesOfSome}
+      ${VARIANTS[charges].charges}
       ${totals ? (charges === "none" ? totalsOfKeys : totalsWithCredits) : sql`SELECT 1`}
     `;
   // Six texts, one per variant: each is planned once per connection where the store can.
-  const name = `zona_usage_batch_${VARIANT_NAMES[charges]}${totals ? "_totals" : ""}`;
+  const name = `zona_usage_batch_${VARIANTS[charges].name}${totals ? "_totals" : ""}`;
   return { name, batch, statement };
 }
 
@@ -83,8 +83,6 @@ export function totalsOf(answered: unknown[]): RecordedTotals {
  * installation), or some (a batch that spans a change of `installation.prepaid`).
  */
 type CreditCharges = "none" | "all" | "some";
-
-const VARIANT_NAMES: Record<CreditCharges, string> = { none: "postpaid", all: "prepaid", some: "mixed" };
 
 function creditChargesOf(rows: Array<UsageRecordRow>): CreditCharges {
   let prepaid = 0;
@@ -122,6 +120,13 @@ function creditChargesFrom(charged: SQL): SQL {
         RETURNING account_id, spent_micros
       )`;
 }
+
+/** Each kind of batch: the name of its statement and the part that charges credits. */
+const VARIANTS: Record<CreditCharges, { name: string; charges: SQL }> = {
+  none: { name: "postpaid", charges: sql`` },
+  all: { name: "prepaid", charges: creditChargesOfAll },
+  some: { name: "mixed", charges: creditChargesOfSome },
+};
 
 // What a batch says it left: every key month's spend, and (with credits charged) every account's.
 const totalsOfKeys = sql`SELECT 'k' AS kind, key_id::text AS id, month, spent_micros AS micros FROM spent`;
