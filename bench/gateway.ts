@@ -117,8 +117,10 @@ async function main(): Promise<void> {
   });
   const load: LoadComparison[] = [];
   for (const concurrency of settings.concurrency) {
-    const runs = await loadLevel(targets, concurrency, context);
-    if (runs.direct && runs.zona) load.push(compareLoad(runs.direct, runs.zona, runs.floor, billedOf(runs)));
+    const { median: runs, rounds } = await loadLevel(targets, concurrency, context);
+    if (runs.direct && runs.zona) {
+      load.push(compareLoad(runs.direct, runs.zona, runs.floor, billedOf(runs), rounds));
+    }
   }
 
   const streaming: StreamComparison[] = [];

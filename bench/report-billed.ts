@@ -4,7 +4,7 @@
 import { errorsOf, fmt, int, percent, row, signed } from "./format.ts";
 import type { LoadResult, LoadTarget } from "./load.ts";
 import type { LoadComparison, StreamComparison } from "./report.ts";
-import { round3 } from "./stats.ts";
+import { median, round3 } from "./stats.ts";
 import type { StreamResult } from "./streams.ts";
 
 /** The two ways a request holds money: its key's monthly limit, or its account's prepaid credits. */
@@ -23,13 +23,18 @@ export const BILLED_NAME: Record<BilledKind, string> = {
   prepaid: "prepaid credits",
 };
 
-/** A billed load run, against the unlimited key's run at the same concurrency. */
+/**
+ * A billed load run (its median round), against the unlimited key at the same concurrency: each
+ * round's figure against the unlimited key's of the same round, and the median of those.
+ */
 export interface BilledLoad {
   run: LoadResult;
-  /** Its requests/s over the unlimited key's. */
+  /** Its requests/s over the unlimited key's, the median of the rounds'. */
   ratioToUnlimited: number;
-  /** Its p50 minus the unlimited key's, in ms. */
+  /** Its p50 minus the unlimited key's in ms, the median of the rounds'. */
   p50OverUnlimitedMs: number;
+  /** Each round's ratio and p50 difference, in the order the rounds ran. */
+  rounds: Array<{ ratio: number; p50OverMs: number }>;
 }
 
 /** A billed stream run, against the unlimited key's at the same number of streams. */
@@ -45,19 +50,36 @@ export interface Billed<T> {
   prepaid?: T;
 }
 
-/** The billed runs of a concurrency against the unlimited key's; undefined when there are none. */
+/**
+ * The billed runs of a concurrency against the unlimited key's, round by round: the machine's
+ * speed drifts between rounds far more than the money path costs (the unlimited key at one
+ * connection: 345 to 760 req/s in five rounds of one run), and each round's billed run is compared
+ * with the unlimited key's run a few seconds from it. Without rounds, the median runs are compared.
+ * Undefined when there are no billed runs.
+ */
 export function compareBilledLoad(
   unlimited: LoadResult,
   runs: Billed<LoadResult>,
+  rounds: Array<Partial<Record<LoadTarget, LoadResult>>> = [],
 ): Billed<BilledLoad> | undefined {
   const billed: Billed<BilledLoad> = {};
   for (const kind of BILLED_KINDS) {
     const run = runs[kind];
     if (!run) continue;
+    const pairs = rounds.flatMap((round) => {
+      const mine = round[BILLED_TARGET[kind]];
+      return mine && round.zona ? [[mine, round.zona] as const] : [];
+    });
+    if (pairs.length === 0) pairs.push([run, unlimited]);
+    const each = pairs.map(([mine, theirs]) => ({
+      ratio: round3(mine.requestsPerSecond / theirs.requestsPerSecond),
+      p50OverMs: round3(mine.p50Ms - theirs.p50Ms),
+    }));
     billed[kind] = {
       run,
-      ratioToUnlimited: round3(run.requestsPerSecond / unlimited.requestsPerSecond),
-      p50OverUnlimitedMs: round3(run.p50Ms - unlimited.p50Ms),
+      ratioToUnlimited: round3(median(each.map((pair) => pair.ratio))),
+      p50OverUnlimitedMs: round3(median(each.map((pair) => pair.p50OverMs))),
+      rounds: each,
     };
   }
   return Object.keys(billed).length > 0 ? billed : undefined;
@@ -90,7 +112,9 @@ export function billedTables(
     "Unlimited: the key without a monthly limit (postpaid) of the tables above. Limit: the same Zona, " +
       "keys with a monthly limit never reached. Prepaid: a second Zona on Zona's core " +
       "(`installation.prepaid`), an account with credits never used up, keys without a limit. " +
-      "ms; billed - unlimited = the billed figure minus the unlimited key's.",
+      "ms; billed - unlimited = the billed figure minus the unlimited key's. Req/s: each target's " +
+      "median round; the share in brackets and the p50 differences: each round's billed run against " +
+      "the unlimited key's run of the same round, the median of the rounds.",
     ...billedLoadTable(load),
     ...billedStreamTable(streaming),
     ...(prepaidRssMaxMb === undefined

@@ -1,6 +1,6 @@
 import type { FloorResult } from "./billing-floor.ts";
 import { errorsOf, fmt, int, percent, row } from "./format.ts";
-import type { LoadResult } from "./load.ts";
+import type { LoadResult, LoadTarget } from "./load.ts";
 import {
   type Billed,
   type BilledLoad,
@@ -101,8 +101,9 @@ export function compareLoad(
   zona: LoadResult,
   floor?: LoadResult,
   billedRuns: Billed<LoadResult> = {},
+  rounds: Array<Partial<Record<LoadTarget, LoadResult>>> = [],
 ): LoadComparison {
-  const billed = compareBilledLoad(zona, billedRuns);
+  const billed = compareBilledLoad(zona, billedRuns, rounds);
   return {
     concurrency: zona.concurrency,
     direct,

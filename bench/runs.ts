@@ -1,8 +1,10 @@
-// The measured runs of one level: every target in turn, in a fixed order (direct, stack floor, Zona
-// with the unlimited key, then the billed targets), each once the Zona processes and the floor have
+// The measured runs of one level: every target in turn (direct, stack floor, then the targets through
+// Zona: the unlimited key and the billed targets), each once the Zona processes and the floor have
 // worked off the previous run; with several rounds (BENCH_ROUNDS), the whole order again each round,
-// and each target's median run kept (a machine whose speed drifts then tilts no target). Streams
-// interleave the same way: every round of streams runs every target in turn.
+// and each target's median run kept (a machine whose speed drifts then tilts no target). Each round
+// starts the targets through Zona one further along (round 2: limit, prepaid, unlimited), so that no
+// target always runs first or last; the billed targets are compared with the unlimited key of the
+// same round. Streams interleave the same way: every round of streams runs every target in turn.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type KeyedZona, topUpKeys } from "./accounts.ts";
@@ -43,25 +45,42 @@ export interface RunContext {
   log(message: string): void;
 }
 
-/** Every target at one concurrency: a warm-up, then the measured run. */
+/** The runs of one concurrency: each target's median run, and every round's runs. */
+export interface LevelRuns {
+  median: Partial<Record<LoadTarget, LoadResult>>;
+  rounds: Array<Partial<Record<LoadTarget, LoadResult>>>;
+}
+
+/** Every target at one concurrency: a warm-up, then the measured run; `context.rounds` times. */
 export async function loadLevel(
   targets: RunTarget[],
   concurrency: number,
   context: RunContext,
-): Promise<Partial<Record<LoadTarget, LoadResult>>> {
-  const rounds: Partial<Record<LoadTarget, LoadResult[]>> = {};
+): Promise<LevelRuns> {
+  const rounds: LevelRuns["rounds"] = [];
   for (let round = 0; round < context.rounds; round++) {
-    for (const target of targets) {
-      const run = await loadRun(target, concurrency, context);
-      rounds[target.name] = [...(rounds[target.name] ?? []), run];
-    }
+    const runs: Partial<Record<LoadTarget, LoadResult>> = {};
+    for (const target of inRoundOrder(targets, round))
+      runs[target.name] = await loadRun(target, concurrency, context);
+    rounds.push(runs);
   }
-  const runs: Partial<Record<LoadTarget, LoadResult>> = {};
-  for (const [name, all] of Object.entries(rounds) as Array<[LoadTarget, LoadResult[]]>) {
-    const sorted = [...all].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
-    runs[name] = sorted[Math.floor((sorted.length - 1) / 2)];
+  const median: LevelRuns["median"] = {};
+  for (const { name } of targets) {
+    const sorted = rounds
+      .flatMap((runs) => runs[name] ?? [])
+      .sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+    const middle = sorted[Math.floor((sorted.length - 1) / 2)];
+    if (middle) median[name] = middle;
   }
-  return runs;
+  return { median, rounds };
+}
+
+/** The targets of a round: those not through Zona first, then those through Zona rotated by `round`. */
+export function inRoundOrder(targets: RunTarget[], round: number): RunTarget[] {
+  const outside = targets.filter((target) => !target.through);
+  const through = targets.filter((target) => target.through);
+  const shift = through.length > 0 ? round % through.length : 0;
+  return [...outside, ...through.slice(shift), ...through.slice(0, shift)];
 }
 
 async function loadRun(target: RunTarget, concurrency: number, context: RunContext): Promise<LoadResult> {
@@ -98,7 +117,8 @@ async function loadRun(target: RunTarget, concurrency: number, context: RunConte
 
 /**
  * Every target at one number of concurrent streams: `rounds` rounds, each running every target in
- * turn (each once the processes of Zona's core are idle), with a fresh key per round and target.
+ * turn (each once the processes of Zona's core are idle; those through Zona rotated as in
+ * `loadLevel`), with a fresh key per round and target.
  * Right before its streams, each target's process answers one light request (`GET /v1/models`, not
  * billed; a 404 from the floor): a process idle for the seconds the other targets take answers its
  * next request about 2 ms later than a busy one (48 streams of one at a time, embedded: the prepaid
@@ -113,7 +133,10 @@ export async function streamLevel(
 ): Promise<Partial<Record<LoadTarget, StreamResult>>> {
   const samples = new Map(targets.map((target) => [target, new StreamSamples(target.name, concurrent)]));
   for (let round = 0; round < rounds; round++) {
-    for (const [{ url, pool }, gathered] of samples) {
+    for (const target of inRoundOrder(targets, round)) {
+      const { url, pool } = target;
+      const gathered = samples.get(target);
+      if (!gathered) continue;
       const key = pool.take(concurrent);
       await context.untilIdle();
       await warmKey(url, key);
