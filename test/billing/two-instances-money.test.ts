@@ -5,7 +5,7 @@ import { openSharedMoney } from "../../src/billing/shared/open-shared-money.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import type { TestApp } from "../helpers/test-app.ts";
 import { createTestDatabase } from "../helpers/test-store.ts";
-import { dropKeys, TEST_REDIS_URL, uniquePrefix } from "../limits/limit-fixtures.ts";
+import { dropKeys, keysWithTtl, TEST_REDIS_URL, uniquePrefix } from "../limits/limit-fixtures.ts";
 import { CHUNK_COST, STREAM_CHUNKS } from "./billed-test-routes.ts";
 import { moneyInstances } from "./money-instances.ts";
 
@@ -68,6 +68,52 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
       expect(statuses.filter((s) => s === 402)).toHaveLength(193);
       const summary = await b.admin("GET", `/usage/summary?key_id=${keyId}`);
       expect(summary.body).toMatchObject({ requests: 7, cost: 7, key_spend: { spent: 7, reserved: 0 } });
+    });
+
+    it("402 spending_limit_reached: 60 parallel requests that all fit leave nothing held (their holds end in batches), so of 10 more against the 2.5 left exactly 2 pass", async () => {
+      const [a, b] = apps as [TestApp, TestApp];
+      const { key, keyId, accountId } = await a.newKey({ key: { monthly_limit: 62.5 } });
+      if (prepaid) await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 62.5 });
+      const first = await spread(apps, key, 60);
+      expect(first.filter((s) => s === 200)).toHaveLength(60);
+      await expect
+        .poll(async () => (await b.admin("GET", `/usage/summary?key_id=${keyId}`)).body.key_spend)
+        .toMatchObject({ spent: 60, reserved: 0 });
+      const more = await spread(apps, key, 10);
+      expect(more.filter((s) => s === 200)).toHaveLength(2);
+      expect(more.filter((s) => s === 402)).toHaveLength(8);
+      await expect
+        .poll(async () => (await a.admin("GET", `/usage/summary?key_id=${keyId}`)).body.key_spend)
+        .toMatchObject({ spent: 62, reserved: 0 });
+      if (prepaid) {
+        expect((await b.admin("GET", `/accounts/${accountId}/credits`)).body).toMatchObject({
+          balance: 0.5,
+          held: 0,
+        });
+      }
+    });
+
+    it("every key the money keeps in Redis carries a TTL: the holds of requests in flight, their index and the copies", async () => {
+      const [a] = apps as [TestApp, TestApp];
+      const { key, accountId } = await a.newKey({ key: { monthly_limit: 100 } });
+      if (prepaid) await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 100 });
+      const stream = await a.fetch("/v1/test-stream", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+      });
+      const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+      await reader.read();
+      await spread(apps, key, 20);
+      const redis = new Redis(TEST_REDIS_URL ?? "");
+      try {
+        const keys = await keysWithTtl(redis, `${prefix}money:`);
+        // The stream still holds: its hold and the index of holds by expiry are among them.
+        expect(keys.map(([name]) => name.split(":").at(-1))).toEqual(expect.arrayContaining(["h", "x"]));
+        expect(keys.filter(([, ttl]) => ttl <= 0)).toEqual([]);
+      } finally {
+        redis.disconnect();
+      }
+      while (!(await reader.read()).done) {}
     });
 
     it("a Redis flush while a request holds money forgets nothing: held and spent money still count against the limit", async () => {

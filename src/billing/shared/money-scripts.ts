@@ -42,9 +42,9 @@ local function live(M)
   return M .. e .. ":"
 end
 
--- Moves a hold's amount into (sign 1) or out of (sign -1) the loaded hashes it takes from.
-local function shift(N, f, sign)
-  local amount = int(sign * tonumber(f[4]))
+-- Adds a hold's amount to the loaded hashes it takes from.
+local function shift(N, f)
+  local amount = int(tonumber(f[4]))
   if f[1] ~= "" then
     local k = N .. "k:" .. f[1]
     if redis.call("HEXISTS", k, "loaded") == 1 then redis.call("HINCRBY", k, "reserved", amount) end
@@ -60,18 +60,10 @@ local function addhold(N, id, hold, expires, ttl)
   redis.call("ZADD", N .. "x", expires, id)
   redis.call("EXPIRE", N .. "h", ttl)
   redis.call("EXPIRE", N .. "x", ttl)
-  shift(N, fields(hold), 1)
+  shift(N, fields(hold))
   return 1
 end
 
-local function unhold(N, id)
-  local hold = redis.call("HGET", N .. "h", id)
-  if not hold then return 0 end
-  redis.call("HDEL", N .. "h", id)
-  redis.call("ZREM", N .. "x", id)
-  shift(N, fields(hold), -1)
-  return 1
-end
 `;
 
 /**
@@ -128,12 +120,15 @@ if a then
 end
 if ARGV[12] == "1" then return answer({"ok"}) end
 -- As addhold, for copies known loaded (read above): the amount goes straight into them. Their TTL
--- is renewed by the close that brings them the request's totals.
-local ttl = tonumber(ARGV[11])
+-- is renewed by the close that brings them the request's totals. The holds and their index get
+-- their TTL when a hold makes them; the epoch's polls renew it (a write per request saved).
 if redis.call("HSETNX", N .. "h", ARGV[3], ARGV[4]) == 1 then
   redis.call("ZADD", N .. "x", ARGV[10], ARGV[3])
-  redis.call("EXPIRE", N .. "h", ttl)
-  redis.call("EXPIRE", N .. "x", ttl)
+  if redis.call("HLEN", N .. "h") == 1 then
+    local ttl = tonumber(ARGV[11])
+    redis.call("EXPIRE", N .. "h", ttl)
+    redis.call("EXPIRE", N .. "x", ttl)
+  end
   if k then redis.call("HINCRBY", k, "reserved", ARGV[7]) end
   if a then redis.call("HINCRBY", a, "held", ARGV[7]) end
 end
@@ -142,18 +137,64 @@ return answer({"ok"})
 
 /**
  * Ends holds and brings spends and balances up to what PostgreSQL recorded, in the epoch in force
- * (a close that raced a rebuild still lands where the next decision is taken).
+ * (a close that raced a rebuild still lands where the next decision is taken). The holds of a batch
+ * are read, deleted and unindexed in one command each, and their amounts leave each key month and
+ * account in one step per copy: a tick that closes many requests of one key costs Redis a few
+ * commands, not a few per request.
  * ARGV: prefix, ttl (s), n, n request ids, m, m x (key month, spent), c, c x (account, spent,
  * credited, its version or -1 when the write did not change it).
  */
 export const CLOSE_SCRIPT = `${HELPERS}
+-- Runs a command whose last arguments are a list, in slices Lua's stack takes.
+local function each_slice(list, command, key)
+  for from = 1, #list, 500 do
+    redis.call(command, key, unpack(list, from, math.min(from + 499, #list)))
+  end
+end
+
+-- Gives back what the holds of these request ids took; each id once, an id not held is skipped.
+local function unhold_all(N, ids)
+  local unique, seen = {}, {}
+  for _, id in ipairs(ids) do
+    if not seen[id] then seen[id] = true unique[#unique + 1] = id end
+  end
+  local held, keys, accounts = {}, {}, {}
+  for from = 1, #unique, 500 do
+    local slice = {unpack(unique, from, math.min(from + 499, #unique))}
+    local holds = redis.call("HMGET", N .. "h", unpack(slice))
+    for j = 1, #slice do
+      local hold = holds[j]
+      if hold then
+        held[#held + 1] = slice[j]
+        local km, account, prepaid, amount = string.match(hold, "^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)")
+        amount = tonumber(amount)
+        if km ~= "" then keys[km] = (keys[km] or 0) + amount end
+        if prepaid == "1" then accounts[account] = (accounts[account] or 0) + amount end
+      end
+    end
+  end
+  if #held == 0 then return end
+  each_slice(held, "HDEL", N .. "h")
+  each_slice(held, "ZREM", N .. "x")
+  for km, amount in pairs(keys) do
+    local k = N .. "k:" .. km
+    if redis.call("HEXISTS", k, "loaded") == 1 then redis.call("HINCRBY", k, "reserved", int(-amount)) end
+  end
+  for account, amount in pairs(accounts) do
+    local a = N .. "c:" .. account
+    if redis.call("HEXISTS", a, "loaded") == 1 then redis.call("HINCRBY", a, "held", int(-amount)) end
+  end
+end
+
 local M = ARGV[1]
 local N = live(M)
 if not N then return 0 end
 local ttl = tonumber(ARGV[2])
 local i = 3
 local n = tonumber(ARGV[i]) i = i + 1
-for _ = 1, n do unhold(N, ARGV[i]) i = i + 1 end
+local ids = {}
+for _ = 1, n do ids[#ids + 1] = ARGV[i] i = i + 1 end
+unhold_all(N, ids)
 n = tonumber(ARGV[i]) i = i + 1
 for _ = 1, n do
   local k = N .. "k:" .. ARGV[i]
@@ -300,12 +341,21 @@ if tonumber(ARGV[9]) > 0 then addhold(N, ARGV[5], ARGV[6], ARGV[7], tonumber(ARG
 return {"ok"}
 `;
 
-/** Reads the epoch in force and keeps it alive: instances poll it. ARGV: prefix, ttl (s). */
+/**
+ * Reads the epoch in force and keeps it alive, with its holds and their index: instances poll it.
+ * ARGV: prefix, ttl (s).
+ */
 export const EPOCH_SCRIPT = `
 local key = ARGV[1] .. "epoch"
 local e = redis.call("GET", key)
-if e then redis.call("EXPIRE", key, tonumber(ARGV[2])) end
-return e or ""
+if not e then return "" end
+local ttl = tonumber(ARGV[2])
+redis.call("EXPIRE", key, ttl)
+local p = string.find(e, ":", 1, true)
+local N = ARGV[1] .. (p and string.sub(e, 1, p - 1) or e) .. ":"
+redis.call("EXPIRE", N .. "h", ttl)
+redis.call("EXPIRE", N .. "x", ttl)
+return e
 `;
 
 /** Makes a pending epoch the one in force. ARGV: prefix, pending epoch as stored, id, ttl (s). */
