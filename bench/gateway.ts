@@ -1,6 +1,7 @@
 // The gateway benchmark: the fake engine called directly, through the stack floor (a bare Fastify
-// + undici proxy) and through Zona, in one run, Zona with an unlimited key and with the keys that
-// hold money (a monthly limit; a second, prepaid Zona); then Zona restarted on its data.
+// + undici proxy) and through Zona, in one run, Zona with an unlimited key and, each through a Zona of
+// its own, the keys that hold money (a monthly limit; a prepaid installation); then Zona restarted
+// on its data.
 // `npm run bench`; see bench/README.md, and bench/settings.ts for the BENCH_* variables. Zona's
 // storage is what DATABASE_URL and REDIS_URL say (neither: embedded).
 import { execFileSync } from "node:child_process";
@@ -43,8 +44,8 @@ const ROOT = resolve(import.meta.dirname, "..");
 
 const settings = readSettings(ROOT);
 
-// The stack floor and the prepaid Zona take Zona's core: each is measured in Zona's place and idles
-// while another is measured.
+// The stack floor and the billed targets' Zonas take Zona's core: each is measured in Zona's place
+// and idles while another is measured.
 const CORE = { zona: 0, stackFloor: 0, engine: 1, loadGenerator: 1 };
 // Set once the children are being stopped on purpose: only an exit before that is news (a child
 // stopped on its own, as Zona for its restart, says so with stopRequested).
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
   if (settings.pin) pinSelf(CORE.loadGenerator);
   log(
     settings.pin
-      ? `cores: Zona${settings.stackFloor ? ", the stack floor" : ""}${settings.billed ? ", the prepaid Zona" : ""} ` +
+      ? `cores: Zona${settings.stackFloor ? ", the stack floor" : ""}${settings.billed ? ", the billed targets' Zonas" : ""} ` +
           `on CPU ${CORE.zona}; fake engine and load generator on CPU ${CORE.engine}`
       : "cores: not pinned (taskset missing, one core, or BENCH_PIN=0)",
   );
@@ -92,12 +93,13 @@ async function main(): Promise<void> {
 
   const idleAfterKeysMb = await idleRssMb(zona.child.pid);
   log(`zona RSS idle after issuing the keys: ${idleAfterKeysMb.toFixed(1)} MB`);
-  // After the first Zona's idle figures: the second one's start must not be in them.
-  const billed = settings.billed ? await startBilled(engine.url, zona) : undefined;
+  // After the first Zona's idle figures: the billed Zonas' starts must not be in them.
+  const billed = settings.billed ? await startBilled(engine.url) : undefined;
+  const limitZona = billed?.limit.zona;
   const prepaidZona = billed?.prepaid.zona;
 
-  // Zona, the floor and the prepaid Zona share a core: before each run all must have worked off the previous one.
-  const sharing = [zona.child.pid, stackFloor?.child.pid, prepaidZona?.child.pid];
+  // The Zonas and the floor share a core: before each run all must have worked off the previous one.
+  const sharing = [zona.child.pid, stackFloor?.child.pid, limitZona?.child.pid, prepaidZona?.child.pid];
   const context: RunContext = {
     warmupS: settings.warmupS,
     durationS: settings.durationS,
@@ -126,6 +128,7 @@ async function main(): Promise<void> {
   const streaming: StreamComparison[] = [];
   await context.untilIdle();
   const streamRss = new RssSampler(zona.child.pid);
+  const limitStreamRss = limitZona ? new RssSampler(limitZona.child.pid) : undefined;
   const prepaidStreamRss = prepaidZona ? new RssSampler(prepaidZona.child.pid) : undefined;
   for (const concurrent of settings.streams) {
     const rounds = concurrent === 1 ? settings.streamRounds.oneStream : settings.streamRounds.more;
@@ -135,11 +138,14 @@ async function main(): Promise<void> {
     log(`streams=${concurrent}: ${streamSummary(runs)}`);
   }
   const streamRssMax = streamRss.stop();
+  const limitStreamRssMax = limitStreamRss?.stop();
   const prepaidStreamRssMax = prepaidStreamRss?.stop();
   profiler?.close();
+  billed?.limitProfiler?.close();
   billed?.prepaidProfiler?.close();
   await closeStreamClient();
   await stackFloor?.child.stop();
+  await limitZona?.child.stop();
   await prepaidZona?.child.stop();
 
   // Start-up on an existing data folder (or database): Zona alone on its core, the engine still up.
@@ -172,21 +178,14 @@ async function main(): Promise<void> {
     }
   }
 
-  // The first Zona's process under every run through it, the keys with a monthly limit included.
-  const maxUnderLoadMb = round3(
-    Math.max(
-      streamRssMax,
-      ...load.map((level) =>
-        Math.max(level.zona.zonaRssMaxMb ?? 0, level.billed?.limit?.run.zonaRssMaxMb ?? 0),
-      ),
-    ),
-  );
-  const prepaidMaxUnderLoadMb =
-    prepaidStreamRssMax === undefined
+  // The unlimited key's Zona under every run through it; each billed target's Zona apart.
+  const maxUnderLoadMb = round3(Math.max(streamRssMax, ...load.map((level) => level.zona.zonaRssMaxMb ?? 0)));
+  const billedMaxMb = (kind: "limit" | "prepaid", streamMax: number | undefined) =>
+    streamMax === undefined
       ? undefined
-      : round3(
-          Math.max(prepaidStreamRssMax, ...load.map((level) => level.billed?.prepaid?.run.zonaRssMaxMb ?? 0)),
-        );
+      : round3(Math.max(streamMax, ...load.map((level) => level.billed?.[kind]?.run.zonaRssMaxMb ?? 0)));
+  const limitMaxUnderLoadMb = billedMaxMb("limit", limitStreamRssMax);
+  const prepaidMaxUnderLoadMb = billedMaxMb("prepaid", prepaidStreamRssMax);
   const pinnedTo = (core: number) => (settings.pin ? `CPU ${core}` : "any");
   const results: BenchResults = {
     startedAt,
@@ -204,7 +203,7 @@ async function main(): Promise<void> {
       engine: pinnedTo(CORE.engine),
       loadGenerator: pinnedTo(CORE.loadGenerator),
       ...(stackFloor ? { stackFloor: pinnedTo(CORE.stackFloor) } : {}),
-      ...(billed ? { prepaidZona: pinnedTo(CORE.zona) } : {}),
+      ...(billed ? { limitZona: pinnedTo(CORE.zona), prepaidZona: pinnedTo(CORE.zona) } : {}),
     },
     settings: {
       durationS: settings.durationS,
@@ -240,6 +239,7 @@ async function main(): Promise<void> {
       idleAfterKeysMb: round3(idleAfterKeysMb),
       ...("error" in restart ? {} : { idleAfterRestartMb: restart.idleMb }),
       maxUnderLoadMb,
+      ...(limitMaxUnderLoadMb === undefined ? {} : { limitMaxUnderLoadMb }),
       ...(prepaidMaxUnderLoadMb === undefined ? {} : { prepaidMaxUnderLoadMb }),
     },
     restart,
@@ -264,16 +264,16 @@ async function main(): Promise<void> {
 
 /**
  * Starts a Zona as `npm start` does, on Zona's core, with the benchmark's node options (and the
- * inspector when profiling); `prepaid`: the billed runs' second Zona, on a prepaid installation.
+ * inspector when profiling); `prepaid`: on a prepaid installation (the prepaid target's Zona).
  */
-function startBenchZona(engineUrl: string, prepaid: boolean): Promise<StartedZona> {
+function startBenchZona(engineUrl: string, prepaid: boolean, name = "zona"): Promise<StartedZona> {
   return startZona({
     engineUrl,
     cpu: settings.pin ? CORE.zona : undefined,
     cwd: ROOT,
     nodeArgs: [...settings.zonaArgs, ...(settings.profileDir ? ["--inspect=127.0.0.1:0"] : [])],
     prepaid,
-    name: prepaid ? "zona-prepaid" : "zona",
+    name,
   });
 }
 
@@ -283,13 +283,16 @@ function profilerOf(zona: StartedZona): Promise<RemoteProfiler> | undefined {
 }
 
 /**
- * The billed targets: keys with a monthly limit on the first Zona (on an account of their own), and
- * a second Zona, started as the first on the same core, prepaid, whose account gets its credits.
+ * The billed targets, each on a Zona of its own started as the first one, on the same core: keys
+ * with a monthly limit on a postpaid installation, and an account with credits on a prepaid one.
  */
-async function startBilled(engineUrl: string, zona: StartedZona): Promise<BilledZonas> {
-  const limit = await keyedZona(zona, settings.initialKeys, { monthlyLimit: MONTHLY_LIMIT });
+async function startBilled(engineUrl: string): Promise<BilledZonas> {
+  const limitZona = await startBenchZona(engineUrl, false, "zona-limit");
+  watch(limitZona.child);
+  log(`zona for keys with a monthly limit at ${limitZona.url} (pid ${limitZona.child.pid})`);
+  const limit = await keyedZona(limitZona, settings.initialKeys, { monthlyLimit: MONTHLY_LIMIT });
   log(`issued ${limit.pool.size} API keys with a monthly limit of ${MONTHLY_LIMIT.toLocaleString("en-US")}`);
-  const prepaidZona = await startBenchZona(engineUrl, true);
+  const prepaidZona = await startBenchZona(engineUrl, true, "zona-prepaid");
   watch(prepaidZona.child);
   log(`prepaid zona at ${prepaidZona.url} (pid ${prepaidZona.child.pid})`);
   const prepaid = await keyedZona(prepaidZona, settings.initialKeys, { credits: PREPAID_BALANCE });
@@ -297,10 +300,15 @@ async function startBilled(engineUrl: string, zona: StartedZona): Promise<Billed
     `prepaid account with ${PREPAID_BALANCE.toLocaleString("en-US")} of credits, ${prepaid.pool.size} API keys`,
   );
   await checkOnce([
-    [zona.url, limit.pool.next()],
+    [limitZona.url, limit.pool.next()],
     [prepaidZona.url, prepaid.pool.next()],
   ]);
-  return { limit, prepaid, prepaidProfiler: await profilerOf(prepaidZona) };
+  return {
+    limit,
+    prepaid,
+    limitProfiler: await profilerOf(limitZona),
+    prepaidProfiler: await profilerOf(prepaidZona),
+  };
 }
 
 /** One request each way before measuring, so a broken setup fails loudly instead of measuring errors. */

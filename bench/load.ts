@@ -1,6 +1,6 @@
 import autocannon, { type AutocannonRequest } from "autocannon";
 import type { KeyPool } from "./key-pool.ts";
-import { CpuMeter, RssSampler } from "./proc.ts";
+import { CpuMeter, type CpuPids, RssSampler } from "./proc.ts";
 import { round3, Samples } from "./stats.ts";
 import { BENCH_MODEL } from "./zona.ts";
 
@@ -52,7 +52,7 @@ export async function runLoad(options: {
   concurrency: number;
   durationS: number;
   pool: KeyPool;
-  cpuPids: Record<string, number>;
+  cpuPids: CpuPids;
   rssPid?: number;
 }): Promise<LoadResult> {
   const { pool } = options;

@@ -79,23 +79,30 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
+/** The processes whose CPU a run reports, by name: one process, or several counted together. */
+export type CpuPids = Record<string, number | readonly number[]>;
+
+function cpuSecondsOf(pids: number | readonly number[]): number {
+  return typeof pids === "number" ? cpuSeconds(pids) : pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+}
+
 /** Measures, over a stretch of time, the share of one core each process used (100 = one full core). */
 export class CpuMeter {
-  private readonly pids: Record<string, number>;
+  private readonly pids: CpuPids;
   private readonly start: Record<string, number> = {};
   private readonly startedAt = performance.now();
 
-  constructor(pids: Record<string, number>) {
+  constructor(pids: CpuPids) {
     this.pids = pids;
-    for (const [name, pid] of Object.entries(pids)) this.start[name] = cpuSeconds(pid);
+    for (const [name, pid] of Object.entries(pids)) this.start[name] = cpuSecondsOf(pid);
   }
 
-  /** Percent of one core per process since the meter was made. */
+  /** Percent of one core per name (the sum of its processes) since the meter was made. */
   read(): Record<string, number> {
     const elapsed = (performance.now() - this.startedAt) / 1000;
     const shares: Record<string, number> = {};
     for (const [name, pid] of Object.entries(this.pids)) {
-      const used = cpuSeconds(pid) - (this.start[name] ?? 0);
+      const used = cpuSecondsOf(pid) - (this.start[name] ?? 0);
       shares[name] = Math.round((used / elapsed) * 1000) / 10;
     }
     return shares;

@@ -102,24 +102,28 @@ export function compareBilledStreams(
 export function billedTables(
   load: LoadComparison[],
   streaming: StreamComparison[],
-  prepaidRssMaxMb: number | undefined,
+  rss: { limitMaxUnderLoadMb?: number; prepaidMaxUnderLoadMb?: number },
 ): string[] {
   if (!load.some((level) => level.billed) && !streaming.some((level) => level.billed)) return [];
   return [
     "",
     "Money at full speed: keys with a monthly limit and prepaid credits beside an unlimited key",
     "",
-    "Unlimited: the key without a monthly limit (postpaid) of the tables above. Limit: the same Zona, " +
-      "keys with a monthly limit never reached. Prepaid: a second Zona on Zona's core " +
+    "Unlimited: the key without a monthly limit (postpaid) of the tables above. Limit: a Zona of its " +
+      "own on Zona's core, postpaid, keys with a monthly limit never reached. Prepaid: another " +
       "(`installation.prepaid`), an account with credits never used up, keys without a limit. " +
       "ms; billed - unlimited = the billed figure minus the unlimited key's. Req/s: each target's " +
       "median round; the share in brackets and the p50 differences: each round's billed run against " +
       "the unlimited key's run of the same round, the median of the rounds.",
     ...billedLoadTable(load),
     ...billedStreamTable(streaming),
-    ...(prepaidRssMaxMb === undefined
+    ...(rss.limitMaxUnderLoadMb === undefined || rss.prepaidMaxUnderLoadMb === undefined
       ? []
-      : ["", `The prepaid Zona's RSS: ${fmt(prepaidRssMaxMb, 1)} MB at most under load.`]),
+      : [
+          "",
+          `RSS at most under load: the limit's Zona ${fmt(rss.limitMaxUnderLoadMb, 1)} MB, ` +
+            `the prepaid Zona ${fmt(rss.prepaidMaxUnderLoadMb, 1)} MB.`,
+        ]),
   ];
 }
 

@@ -58,7 +58,14 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; kernel: string };
-  cores: { zona: string; engine: string; loadGenerator: string; stackFloor?: string; prepaidZona?: string };
+  cores: {
+    zona: string;
+    engine: string;
+    loadGenerator: string;
+    stackFloor?: string;
+    limitZona?: string;
+    prepaidZona?: string;
+  };
   settings: Record<string, unknown>;
   /** The unlimited key's pool; `billed`: the pools of the billed targets. */
   keys: {
@@ -72,14 +79,15 @@ export interface BenchResults {
   /**
    * Zona's process tree: idle a second after the first answer of the first start (empty data
    * folder), idle again after the keys were issued through the operator API, after the restart,
-   * and at most under load (every run through it: the keys with a monthly limit too). The prepaid
-   * Zona's at most under load apart.
+   * and at most under load (every run through it). The billed targets' Zonas' at most under load
+   * apart.
    */
   rss: {
     idleMb: number;
     idleAfterKeysMb: number;
     idleAfterRestartMb?: number;
     maxUnderLoadMb: number;
+    limitMaxUnderLoadMb?: number;
     prepaidMaxUnderLoadMb?: number;
   };
   /** Zona stopped and started again on the same data after the runs; `error` when that failed. */
@@ -242,7 +250,7 @@ export function markdown(results: BenchResults): string {
     );
   }
   if (results.streaming.some((level) => level.floor)) lines.push(...floorStreamTable(results.streaming));
-  lines.push(...billedTables(results.load, results.streaming, results.rss.prepaidMaxUnderLoadMb));
+  lines.push(...billedTables(results.load, results.streaming, results.rss));
   if (results.billingFloor) {
     lines.push(
       "",
@@ -306,8 +314,8 @@ function targetList(title: string, checks: TargetCheck[]): string[] {
 
 /**
  * CPU of every process during each measured run, and the largest RSS of the run's Zona. "Zona" is
- * the Zona the run went through (the first one for direct and floor runs), "other Zona" the other
- * one of the billed runs, idle then.
+ * the Zona the run went through (the unlimited key's for direct and floor runs), "other Zonas" the
+ * billed targets' other Zonas together, idle then.
  */
 function cpuTable(load: LoadComparison[]): string[] {
   const runs = load.flatMap((level) =>
@@ -322,7 +330,7 @@ function cpuTable(load: LoadComparison[]): string[] {
     "Concurrency",
     "Target",
     "Zona CPU",
-    ...(withOther ? ["Other Zona CPU"] : []),
+    ...(withOther ? ["Other Zonas CPU"] : []),
     ...(withFloor ? ["Floor CPU"] : []),
     "Engine CPU",
     "Load generator CPU",

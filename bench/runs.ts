@@ -11,6 +11,7 @@ import { type KeyedZona, topUpKeys } from "./accounts.ts";
 import type { Child, Listening } from "./children.ts";
 import type { KeyPool } from "./key-pool.ts";
 import { type LoadResult, type LoadTarget, runLoad } from "./load.ts";
+import type { CpuPids } from "./proc.ts";
 import type { RemoteProfiler } from "./remote-profiler.ts";
 import type { Billed } from "./report-billed.ts";
 import { type StreamResult, StreamSamples } from "./streams.ts";
@@ -23,9 +24,9 @@ export interface RunTarget {
   pool: KeyPool;
   /**
    * The processes whose CPU each run reports: `zona` is the Zona the target goes through (the
-   * first one for the engine and the floor), `otherZona` the other Zona of the billed runs.
+   * unlimited key's for the engine and the floor), `otherZona` the other Zonas of the billed runs.
    */
-  cpuPids: Record<string, number>;
+  cpuPids: CpuPids;
   /** The Zona the target goes through: its keys are topped up and warmed, its RSS sampled. */
   through?: KeyedZona;
   /** Profiles the target's measured runs (BENCH_PROFILE). */
@@ -148,16 +149,23 @@ export async function streamLevel(
   return runs;
 }
 
-/** The billed targets: keys with a monthly limit on the first Zona, and the prepaid Zona's account. */
+/**
+ * The billed targets, each through a Zona process of its own beside the unlimited key's (the same
+ * command line, on the same core): keys with a monthly limit on a postpaid installation, and the
+ * account of a prepaid installation. Each Zona then idles while the other two are measured, so no
+ * target runs on a process kept busier than the others'.
+ */
 export interface BilledZonas {
   limit: KeyedZona;
   prepaid: KeyedZona;
+  limitProfiler: RemoteProfiler | undefined;
   prepaidProfiler: RemoteProfiler | undefined;
 }
 
 /**
- * The targets in the order they run at each level. `zona` in each run's CPU is the Zona the target
- * goes through (the first one for the engine and the floor); `otherZona` the other one.
+ * The targets in the order they run at each level (before `inRoundOrder`). `zona` in each run's
+ * CPU is the Zona the target goes through (the unlimited key's for the engine and the floor);
+ * `otherZona` the other Zonas together.
  */
 export function runTargets(parts: {
   engineUrl: string;
@@ -169,37 +177,36 @@ export function runTargets(parts: {
   profiler: RemoteProfiler | undefined;
 }): RunTarget[] {
   const { stackFloor, directPool, unlimited, billed, profiler } = parts;
-  const first = unlimited.zona.child.pid;
-  const second = billed?.prepaid.zona.child.pid;
-  const cpuPids = (zonaPid: number, otherPid: number | undefined) => ({
-    zona: zonaPid,
-    ...(otherPid ? { otherZona: otherPid } : {}),
-    ...(stackFloor ? { floor: stackFloor.child.pid } : {}),
-    engine: parts.engine.pid,
-    loadGenerator: process.pid,
-  });
-  const atFirst = cpuPids(first, second);
+  const zonaPids = [unlimited, ...(billed ? [billed.limit, billed.prepaid] : [])].map(
+    (keyed) => keyed.zona.child.pid,
+  );
+  const cpuPids = (keyed: KeyedZona): CpuPids => {
+    const others = zonaPids.filter((pid) => pid !== keyed.zona.child.pid);
+    return {
+      zona: keyed.zona.child.pid,
+      ...(others.length > 0 ? { otherZona: others } : {}),
+      ...(stackFloor ? { floor: stackFloor.child.pid } : {}),
+      engine: parts.engine.pid,
+      loadGenerator: process.pid,
+    };
+  };
+  const atFirst = cpuPids(unlimited);
   // The floor ignores keys, as the engine does: it gets the same rotating dummy keys.
   const targets: RunTarget[] = [{ name: "direct", url: parts.engineUrl, pool: directPool, cpuPids: atFirst }];
   if (stackFloor) targets.push({ name: "floor", url: stackFloor.url, pool: directPool, cpuPids: atFirst });
-  const through = (
-    name: LoadTarget,
-    keyed: KeyedZona,
-    cpu: Record<string, number>,
-    watcher: RemoteProfiler | undefined,
-  ): RunTarget => ({
+  const through = (name: LoadTarget, keyed: KeyedZona, watcher: RemoteProfiler | undefined): RunTarget => ({
     name,
     url: keyed.zona.url,
     pool: keyed.pool,
-    cpuPids: cpu,
+    cpuPids: cpuPids(keyed),
     through: keyed,
     ...(watcher ? { profiler: watcher } : {}),
   });
-  targets.push(through("zona", unlimited, atFirst, profiler));
-  if (billed && second) {
+  targets.push(through("zona", unlimited, profiler));
+  if (billed) {
     targets.push(
-      through("zona-limit", billed.limit, atFirst, profiler),
-      through("zona-prepaid", billed.prepaid, cpuPids(second, first), billed.prepaidProfiler),
+      through("zona-limit", billed.limit, billed.limitProfiler),
+      through("zona-prepaid", billed.prepaid, billed.prepaidProfiler),
     );
   }
   return targets;
