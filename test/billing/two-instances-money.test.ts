@@ -31,6 +31,17 @@ async function spread(apps: TestApp[], key: string, count: number): Promise<numb
   return answers;
 }
 
+/** Starts a stream that holds money and reads its first chunk: the hold is placed by then. */
+async function holdingStream(t: TestApp, key: string): Promise<ReadableStreamDefaultReader<Uint8Array>> {
+  const stream = await t.fetch("/v1/test-stream", {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+  });
+  const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+  await reader.read();
+  return reader;
+}
+
 describe.skipIf(!DISTRIBUTED).each([false, true])(
   "Money across instances (two apps on one PostgreSQL and one Redis, prepaid %s): no concurrency overspends",
   (prepaid) => {
@@ -97,12 +108,7 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
       const [a] = apps as [TestApp, TestApp];
       const { key, accountId } = await a.newKey({ key: { monthly_limit: 100 } });
       if (prepaid) await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 100 });
-      const stream = await a.fetch("/v1/test-stream", {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}` },
-      });
-      const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-      await reader.read();
+      const reader = await holdingStream(a, key);
       await spread(apps, key, 20);
       const redis = new Redis(TEST_REDIS_URL ?? "");
       try {
@@ -121,12 +127,7 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
       const held = STREAM_CHUNKS * CHUNK_COST;
       const { key, keyId, accountId } = await a.newKey({ key: { monthly_limit: held + 1.2 } });
       if (prepaid) await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 1000 });
-      const stream = await a.fetch("/v1/test-stream", {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}` },
-      });
-      const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-      await reader.read();
+      const reader = await holdingStream(a, key);
       // Everything this installation keeps in Redis is gone, as after a restart of Redis without persistence.
       await dropKeys(TEST_REDIS_URL ?? "", prefix);
       // 1.2 is left beside what the stream holds: one request of 1 fits, the others are refused.
