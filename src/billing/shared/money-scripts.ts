@@ -19,7 +19,15 @@ import { TAKE_FUNCTION } from "../../limits/redis-take-script.ts";
  * built in the scripts from the prefix, so the money needs one Redis (not a Redis Cluster).
  */
 
-const HELPERS = `
+// Where an epoch's keys live, from the epoch as stored (`<id>` or `<id>:pending`).
+const NAMESPACE = `
+local function namespace(M, e)
+  local p = string.find(e, ":", 1, true)
+  return M .. (p and string.sub(e, 1, p - 1) or e) .. ":"
+end
+`;
+
+const HELPERS = `${NAMESPACE}
 local function fields(s)
   local out = {}
   local start = 1
@@ -36,10 +44,7 @@ local function int(x) return string.format("%d", x) end
 
 local function live(M)
   local e = redis.call("GET", M .. "epoch")
-  if not e then return nil end
-  local p = string.find(e, ":", 1, true)
-  if p then e = string.sub(e, 1, p - 1) end
-  return M .. e .. ":"
+  return e and namespace(M, e)
 end
 
 -- Adds a hold's amount to the loaded hashes it takes from.
@@ -145,28 +150,25 @@ return answer({"ok"})
  * credited, its version or -1 when the write did not change it).
  */
 export const CLOSE_SCRIPT = `${HELPERS}
--- Runs a command whose last arguments are a list, in slices Lua's stack takes.
+-- Up to 500 of a list's items from index from on, as values (Lua's stack takes no more at once).
+local function slice(list, from) return unpack(list, from, math.min(from + 499, #list)) end
+
+-- Runs a command whose last arguments are a list, a slice at a time.
 local function each_slice(list, command, key)
-  for from = 1, #list, 500 do
-    redis.call(command, key, unpack(list, from, math.min(from + 499, #list)))
-  end
+  for from = 1, #list, 500 do redis.call(command, key, slice(list, from)) end
 end
 
--- Gives back what the holds of these request ids took; each id once, an id not held is skipped.
+-- Gives back what the holds of these request ids (each once) took; an id not held is skipped.
 local function unhold_all(N, ids)
-  local unique, seen = {}, {}
-  for _, id in ipairs(ids) do
-    if not seen[id] then seen[id] = true unique[#unique + 1] = id end
-  end
   local held, keys, accounts = {}, {}, {}
-  for from = 1, #unique, 500 do
-    local slice = {unpack(unique, from, math.min(from + 499, #unique))}
-    local holds = redis.call("HMGET", N .. "h", unpack(slice))
-    for j = 1, #slice do
+  for from = 1, #ids, 500 do
+    local part = {slice(ids, from)}
+    local holds = redis.call("HMGET", N .. "h", unpack(part))
+    for j = 1, #part do
       local hold = holds[j]
       if hold then
-        held[#held + 1] = slice[j]
-        local km, account, prepaid, amount = string.match(hold, "^([^\t]*)\t([^\t]*)\t([^\t]*)\t([^\t]*)")
+        held[#held + 1] = part[j]
+        local km, account, prepaid, amount = string.match(hold, "^([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)")
         amount = tonumber(amount)
         if km ~= "" then keys[km] = (keys[km] or 0) + amount end
         if prepaid == "1" then accounts[account] = (accounts[account] or 0) + amount end
@@ -192,8 +194,11 @@ if not N then return 0 end
 local ttl = tonumber(ARGV[2])
 local i = 3
 local n = tonumber(ARGV[i]) i = i + 1
-local ids = {}
-for _ = 1, n do ids[#ids + 1] = ARGV[i] i = i + 1 end
+local ids, seen = {}, {}
+for _ = 1, n do
+  if not seen[ARGV[i]] then seen[ARGV[i]] = true ids[#ids + 1] = ARGV[i] end
+  i = i + 1
+end
 unhold_all(N, ids)
 n = tonumber(ARGV[i]) i = i + 1
 for _ = 1, n do
@@ -345,14 +350,13 @@ return {"ok"}
  * Reads the epoch in force and keeps it alive, with its holds and their index: instances poll it.
  * ARGV: prefix, ttl (s).
  */
-export const EPOCH_SCRIPT = `
+export const EPOCH_SCRIPT = `${NAMESPACE}
 local key = ARGV[1] .. "epoch"
 local e = redis.call("GET", key)
 if not e then return "" end
 local ttl = tonumber(ARGV[2])
 redis.call("EXPIRE", key, ttl)
-local p = string.find(e, ":", 1, true)
-local N = ARGV[1] .. (p and string.sub(e, 1, p - 1) or e) .. ":"
+local N = namespace(ARGV[1], e)
 redis.call("EXPIRE", N .. "h", ttl)
 redis.call("EXPIRE", N .. "x", ttl)
 return e
