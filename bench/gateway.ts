@@ -279,7 +279,7 @@ function startBenchZona(engineUrl: string, prepaid: boolean, name = "zona"): Pro
 
 /** Connects to a Zona's inspector when profiling (BENCH_PROFILE). */
 function profilerOf(zona: StartedZona): Promise<RemoteProfiler> | undefined {
-  return settings.profileDir ? RemoteProfiler.connect(zona.child.output()) : undefined;
+  return settings.profileDir ? RemoteProfiler.connect(zona.child.output(), settings.profileKind) : undefined;
 }
 
 /**

@@ -67,9 +67,21 @@ export function cpuSeconds(pid: number): number {
     const usage = process.cpuUsage();
     return (usage.user + usage.system) / 1e6;
   }
+  return statCpuSeconds(`/proc/${pid}/stat`, pid);
+}
+
+/**
+ * CPU seconds of a process's main thread alone (JavaScript, and the GC work done on it); the rest
+ * of its CPU is its other threads' (V8's GC helpers, libuv's pool).
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  return statCpuSeconds(`/proc/${pid}/task/${pid}/stat`, pid);
+}
+
+function statCpuSeconds(path: string, pid: number): number {
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    stat = readFileSync(path, "utf8");
   } catch {
     throw new Error(`process ${pid} is gone`);
   }
@@ -86,7 +98,10 @@ function cpuSecondsOf(pids: number | readonly number[]): number {
   return typeof pids === "number" ? cpuSeconds(pids) : pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 }
 
-/** Measures, over a stretch of time, the share of one core each process used (100 = one full core). */
+/**
+ * Measures, over a stretch of time, the share of one core each process used (100 = one full core);
+ * for the process named `zona`, its main thread's share too (`zonaMain`).
+ */
 export class CpuMeter {
   private readonly pids: CpuPids;
   private readonly start: Record<string, number> = {};
@@ -94,18 +109,25 @@ export class CpuMeter {
 
   constructor(pids: CpuPids) {
     this.pids = pids;
-    for (const [name, pid] of Object.entries(pids)) this.start[name] = cpuSecondsOf(pid);
+    for (const [name, seconds] of Object.entries(this.used())) this.start[name] = seconds;
   }
 
   /** Percent of one core per name (the sum of its processes) since the meter was made. */
   read(): Record<string, number> {
     const elapsed = (performance.now() - this.startedAt) / 1000;
     const shares: Record<string, number> = {};
-    for (const [name, pid] of Object.entries(this.pids)) {
-      const used = cpuSecondsOf(pid) - (this.start[name] ?? 0);
-      shares[name] = Math.round((used / elapsed) * 1000) / 10;
+    for (const [name, seconds] of Object.entries(this.used())) {
+      shares[name] = Math.round(((seconds - (this.start[name] ?? 0)) / elapsed) * 1000) / 10;
     }
     return shares;
+  }
+
+  private used(): Record<string, number> {
+    const seconds: Record<string, number> = {};
+    for (const [name, pid] of Object.entries(this.pids)) seconds[name] = cpuSecondsOf(pid);
+    const zona = this.pids.zona;
+    if (typeof zona === "number") seconds.zonaMain = mainThreadCpuSeconds(zona);
+    return seconds;
   }
 }
 

@@ -103,15 +103,15 @@ async function loadRun(target: RunTarget, concurrency: number, context: RunConte
     ...(through ? { rssPid: through.zona.child.pid } : {}),
   });
   if (profiling && context.profileDir) {
-    const file = resolve(context.profileDir, `${name}-c${concurrency}.cpuprofile`);
+    const file = resolve(context.profileDir, `${name}-c${concurrency}.${profiling.extension}`);
     mkdirSync(context.profileDir, { recursive: true });
     writeFileSync(file, JSON.stringify(await profiling.stop()));
-    context.log(`profile of ${name}: ${file}`);
+    context.log(`profile of ${name} (${run.ok} answers): ${file}`);
   }
   context.log(
     `c=${concurrency} ${name.padEnd(12)} ${run.requestsPerSecond} req/s, p50 ${run.p50Ms} ms, ` +
       `p99 ${run.p99Ms} ms, errors ${run.errors} (timeouts ${run.timeouts}), non-2xx ${run.non2xx}, ` +
-      `cpu ${JSON.stringify(run.cpuPercent)}`,
+      `cpu ${JSON.stringify(run.cpuPercent)}${through ? cpuPerAnswer(run) : ""}`,
   );
   return run;
 }
@@ -225,4 +225,11 @@ export function streamSummary(runs: Partial<Record<LoadTarget, StreamResult>>): 
         `${name} TTFT p50 ${run.ttftP50Ms} ms, gap p99 ${run.gapP99Ms} ms, failures ${run.failures}`,
     )
     .join("; ");
+}
+
+/** Zona's CPU per answer of a run through it, all threads and its main thread alone. */
+function cpuPerAnswer(run: LoadResult): string {
+  const micros = (percent: number | undefined) =>
+    Math.round((((percent ?? Number.NaN) / 100) * run.durationS * 1e6) / Math.max(run.ok, 1));
+  return `, Zona's CPU per answer ${micros(run.cpuPercent.zona)} us (main thread ${micros(run.cpuPercent.zonaMain)} us)`;
 }

@@ -19,12 +19,21 @@
 //                       (zona, zona-limit, zona-prepaid); summarise one
 //                       with `npx node bench/profile-summary.ts <file>`. Profiling slows Zona down:
 //                       keep such a run's figures out of the report.
+//   BENCH_PROFILE_KIND  heap: the profiles sample allocations instead (every byte allocated, also
+//                       what the next scavenge frees), into <target>-c<concurrency>.heapprofile;
+//                       summarise one per answer with `npx node bench/heap-summary.ts <file> <answers>`;
+//                       live: what of it is still in the heap when the run ends (promoted and not yet
+//                       collected included), into <target>-c<concurrency>.live.heapprofile;
+//                       gc: each garbage collection (kind, main-thread time, heap spaces before and
+//                       after), into <target>-c<concurrency>.gcprofile.json; per answer with
+//                       `npx node bench/gc-summary.ts <file> <answers>`
 //   DATABASE_URL, REDIS_URL  passed on to Zona, and to the prepaid Zona of the billed runs (neither:
 //                       embedded; both: distributed); the RSS limits of the targets against the
 //                       stack floor depend on them
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { canPin } from "./children.ts";
+import type { ProfileKind } from "./remote-profiler.ts";
 import { storageOf } from "./targets.ts";
 
 /** The settings of a run, from the BENCH_* variables; paths resolved against `root`. */
@@ -43,11 +52,16 @@ export function readSettings(root: string) {
     pin: process.env.BENCH_PIN !== "0" && canPin(availableParallelism()),
     out: resolve(root, process.env.BENCH_OUT ?? "bench/results/latest.json"),
     profileDir: process.env.BENCH_PROFILE ? resolve(root, process.env.BENCH_PROFILE) : undefined,
+    profileKind: profileKind(process.env.BENCH_PROFILE_KIND),
     /** Extra Node.js options for Zona (experiments: `--trace-gc`, another semi-space size...). */
     zonaArgs: (process.env.BENCH_ZONA_ARGS ?? "").split(" ").filter((arg) => arg !== ""),
     // Zona gets the benchmark's environment: these decide where it keeps its data.
     storage: storageOf(Boolean(process.env.DATABASE_URL), Boolean(process.env.REDIS_URL)),
   };
+}
+
+function profileKind(value: string | undefined): ProfileKind {
+  return value === "heap" || value === "live" || value === "gc" ? value : "cpu";
 }
 
 /** Rounds of streams per level: one stream at a time is where the TTFT targets are read, so more. */
