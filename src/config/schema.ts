@@ -28,7 +28,15 @@ const tierSchema = z.strictObject({
 });
 
 const modelSchema = z.strictObject({
-  id: z.string().min(1).max(128),
+  // Money held in Redis stores the model in tab- and line-separated text.
+  id: z
+    .string()
+    .min(1)
+    .max(128)
+    .refine(
+      (id) => ![...id].some((c) => c < " " || c === "\u007f"),
+      "must not contain control characters (tab, line break...)",
+    ),
   kind: z.enum(MODEL_KINDS),
   vision: z.boolean().default(false),
   local_server: z.boolean().default(false),

@@ -74,30 +74,56 @@ export function takeScriptArgs(
   const keys: string[] = [];
   const args = [String(Math.floor(now)), String(TTL_SLACK_MS)];
   for (const spec of counters) {
-    const start = clockWindowStart(now, spec.windowMs);
-    keys.push(prefix + (spec.kind === "clock" ? clockWindowKey(spec.key, start) : spec.key));
-    args.push(String(spec.limit), String(spec.windowMs), spec.kind, String(start));
+    keys.push(counterKey(spec, now, prefix));
+    args.push(
+      String(spec.limit),
+      String(spec.windowMs),
+      spec.kind,
+      String(clockWindowStart(now, spec.windowMs)),
+    );
   }
   return { keys, args };
 }
 
 /**
  * The counters as trailing arguments of another script that calls `take` (keys, too, are passed as
- * arguments there): count, then `take`'s args, then its keys.
+ * arguments there), appended to `to`: count, then `take`'s args, then its keys.
  */
-export function inlineTakeArgs(counters: CounterSpec[], now: number, prefix: string): string[] {
-  const { keys, args } = takeScriptArgs(counters, now, prefix);
-  return [String(keys.length), ...args, ...keys];
+export function pushInlineTakeArgs(to: string[], counters: CounterSpec[], now: number, prefix: string): void {
+  to.push(String(counters.length), String(Math.floor(now)), String(TTL_SLACK_MS));
+  for (const spec of counters) {
+    to.push(
+      String(spec.limit),
+      String(spec.windowMs),
+      spec.kind,
+      String(clockWindowStart(now, spec.windowMs)),
+    );
+  }
+  for (const spec of counters) to.push(counterKey(spec, now, prefix));
+}
+
+/** Where a counter lives in Redis (a clock window's counter carries its window's start). */
+function counterKey(spec: CounterSpec, now: number, prefix: string): string {
+  return (
+    prefix +
+    (spec.kind === "clock" ? clockWindowKey(spec.key, clockWindowStart(now, spec.windowMs)) : spec.key)
+  );
+}
+
+/** What the counters of an allowed take came to, from a reply holding them as pairs from `from` on. */
+export function countedFrom(reply: readonly unknown[], from: number): TakeResult {
+  const counters = [];
+  for (let i = from; i + 1 < reply.length; i += 2) {
+    counters.push({ count: Number(reply[i]), resetAt: Number(reply[i + 1]) });
+  }
+  return { allowed: true, counters };
 }
 
 /** Turns the script's reply into a TakeResult. */
 export function parseTakeReply(reply: unknown): TakeResult {
   if (!Array.isArray(reply) || reply.length < 1) throw new Error("unexpected rate-limit script reply");
-  const numbers = reply.map(Number);
-  if (numbers[0] === 0) return { allowed: false, refused: numbers[1] ?? 0, resetAt: numbers[2] ?? 0 };
-  const counters = [];
-  for (let i = 1; i + 1 < numbers.length; i += 2) {
-    counters.push({ count: numbers[i] ?? 0, resetAt: numbers[i + 1] ?? 0 });
+  if (Number(reply[0]) === 0) {
+    return { allowed: false, refused: Number(reply[1] ?? 0), resetAt: Number(reply[2] ?? 0) };
   }
-  return { allowed: true, counters };
+  return countedFrom(reply, 1);
 }

@@ -124,6 +124,12 @@ const cases: BadConfig[] = [
   },
   { rule: "model of an unknown kind", yaml: "models:\n  - id: m\n    kind: llm\n", field: "models[0].kind" },
   {
+    rule: "model id with a control character (a tab)",
+    yaml: 'models:\n  - id: "chat\\tmodel"\n    kind: chat\n',
+    field: "models[0].id",
+    mentions: ["control characters"],
+  },
+  {
     rule: "negative model price",
     yaml: "models:\n  - id: m\n    kind: chat\n    prices:\n      input_per_million_tokens: -1\n",
     field: "models[0].prices.input_per_million_tokens",

@@ -77,6 +77,11 @@ export class EpochFollower {
     this.redis.off("ready", this.onReady);
   }
 
+  /** The epoch in force when this instance follows it already (nothing to wait for). */
+  get known(): string | undefined {
+    return this.epoch;
+  }
+
   /** The epoch in force, once this instance's holds are in it. */
   current(): Promise<string> {
     if (this.epoch !== undefined) return Promise.resolve(this.epoch);
@@ -93,12 +98,22 @@ export class EpochFollower {
 
   /** Runs a decision that may place a hold; the epoch is not followed while it is unanswered. */
   async tracked<T>(decide: () => Promise<T>): Promise<T> {
-    this.inFlight += 1;
+    this.deciding();
     try {
       return await decide();
     } finally {
-      this.inFlight -= 1;
+      this.decided();
     }
+  }
+
+  /** A decision that may place a hold was sent (as `tracked`, for a caller that awaits it itself). */
+  deciding(): void {
+    this.inFlight += 1;
+  }
+
+  /** That decision was answered, or failed. */
+  decided(): void {
+    this.inFlight -= 1;
   }
 
   /** Drops the epoch in force, if still the one this instance knows: every instance rebuilds. */

@@ -27,17 +27,21 @@ local function namespace(M, e)
 end
 `;
 
-const HELPERS = `${NAMESPACE}
-local function fields(s)
-  local out = {}
-  local start = 1
+// The parts of s between each sep (plain text, not a pattern).
+const SPLIT = `
+local function split(s, sep)
+  local out, start = {}, 1
   while true do
-    local i = string.find(s, "\\t", start, true)
+    local i = string.find(s, sep, start, true)
     if not i then out[#out + 1] = string.sub(s, start) return out end
     out[#out + 1] = string.sub(s, start, i - 1)
     start = i + 1
   end
 end
+`;
+
+const HELPERS = `${NAMESPACE}${SPLIT}
+local function fields(s) return split(s, "\\t") end
 
 -- Lua numbers are doubles: written back as integers, never as "1e+15".
 local function int(x) return string.format("%d", x) end
@@ -75,35 +79,37 @@ end
  * Holds an amount for a request, or says why not; when the request's rate-limit counters come with
  * it, they are taken first, in the same call (a 429 before a 402), once the copies can decide (a
  * reply that asks for a load or a new epoch has counted nothing).
- * ARGV: prefix, epoch, request id, hold, key month ("" for none), account ("" unless prepaid),
- * amount, monthly limit (-1 for none), least free credit needed, expiry (ms), ttl (s), dry (1|0),
- * then optionally the counters as `inlineTakeArgs` lays them out.
+ * Its one argument holds, one per line: prefix, epoch, request id, hold (its key month, account,
+ * prepaid and amount are read from it), monthly limit (-1 for none), ttl (s), dry (1|0), then
+ * optionally the counters as `pushInlineTakeArgs` lays them out (one argument, not a dozen: each
+ * argument costs the client an allocation or four per request).
  * Replies `{"ok", counted...}`, `{"refused", code, counted...}`, `{"limited", refused index, reset}`,
  * `{"load", "k"|"a"}` or `{"epoch", current}`; `counted` is what `take` replies past its leading 1.
  */
-export const HOLD_SCRIPT = `${TAKE_FUNCTION}
-local M, E = ARGV[1], ARGV[2]
+export const HOLD_SCRIPT = `${TAKE_FUNCTION}${SPLIT}
+local ARGV = split(ARGV[1], "\\n")
+local M, E, id, hold = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
 local N = M .. E .. ":"
-local amount = tonumber(ARGV[7])
+local km, account, prepaid, amount = string.match(hold, "^([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)")
 local k, a, spend, credit
-if ARGV[5] ~= "" then
-  k = N .. "k:" .. ARGV[5]
+if km ~= "" then
+  k = N .. "k:" .. km
   spend = redis.call("HMGET", k, "spent", "reserved", "loaded")
   if not spend[3] then return {"load", "k"} end
 end
-if ARGV[6] ~= "" then
-  a = N .. "c:" .. ARGV[6]
+if prepaid == "1" then
+  a = N .. "c:" .. account
   credit = redis.call("HMGET", a, "credited", "spent", "held", "loaded")
   if not credit[4] then return {"load", "a"} end
 end
 local counted = {}
-local n = tonumber(ARGV[13] or "0")
+local n = tonumber(ARGV[8] or "0")
 if n > 0 then
   local keys, args = {}, {}
-  for j = 1, 2 + 4 * n do args[j] = ARGV[13 + j] end
-  for j = 1, n do keys[j] = ARGV[15 + 4 * n + j] end
+  for j = 1, 2 + 4 * n do args[j] = ARGV[8 + j] end
+  for j = 1, n do keys[j] = ARGV[10 + 4 * n + j] end
   local taken = take(keys, args)
   if taken[1] == 0 then return {"limited", taken[2], taken[3]} end
   for j = 2, #taken do counted[#counted + 1] = taken[j] end
@@ -112,30 +118,32 @@ local function answer(reply)
   for _, value in ipairs(counted) do reply[#reply + 1] = value end
   return reply
 end
+local need = tonumber(amount)
 if k then
-  local limit = tonumber(ARGV[8])
-  if limit >= 0 and tonumber(spend[1] or "0") + tonumber(spend[2] or "0") + amount > limit then
+  local limit = tonumber(ARGV[5])
+  if limit >= 0 and tonumber(spend[1] or "0") + tonumber(spend[2] or "0") + need > limit then
     return answer({"refused", "spending_limit_reached"})
   end
 end
 if a then
-  if tonumber(credit[1] or "0") - tonumber(credit[2] or "0") - tonumber(credit[3] or "0") < tonumber(ARGV[9]) then
+  -- A request that costs nothing still needs some credit left.
+  if tonumber(credit[1] or "0") - tonumber(credit[2] or "0") - tonumber(credit[3] or "0") < math.max(need, 1) then
     return answer({"refused", "insufficient_credits"})
   end
 end
-if ARGV[12] == "1" then return answer({"ok"}) end
+if ARGV[7] == "1" then return answer({"ok"}) end
 -- As addhold, for copies known loaded (read above): the amount goes straight into them. Their TTL
 -- is renewed by the close that brings them the request's totals. The holds and their index get
 -- their TTL when a hold makes them; the epoch's polls renew it (a write per request saved).
-if redis.call("HSETNX", N .. "h", ARGV[3], ARGV[4]) == 1 then
-  redis.call("ZADD", N .. "x", ARGV[10], ARGV[3])
+if redis.call("HSETNX", N .. "h", id, hold) == 1 then
+  redis.call("ZADD", N .. "x", string.match(hold, "([^\\t]*)$"), id)
   if redis.call("HLEN", N .. "h") == 1 then
-    local ttl = tonumber(ARGV[11])
+    local ttl = tonumber(ARGV[6])
     redis.call("EXPIRE", N .. "h", ttl)
     redis.call("EXPIRE", N .. "x", ttl)
   end
-  if k then redis.call("HINCRBY", k, "reserved", ARGV[7]) end
-  if a then redis.call("HINCRBY", a, "held", ARGV[7]) end
+  if k then redis.call("HINCRBY", k, "reserved", amount) end
+  if a then redis.call("HINCRBY", a, "held", amount) end
 end
 return answer({"ok"})
 `;

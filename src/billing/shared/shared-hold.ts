@@ -22,19 +22,12 @@ export function keyMonthOf(hold: { keyId: string | null; month: string }): strin
   return hold.keyId === null ? "" : `${hold.keyId}:${hold.month}`;
 }
 
-/** A hold as stored in Redis: the fields the scripts read first, tab-separated. */
+/**
+ * A hold as stored in Redis: tab-separated, the fields the scripts read first (the hold script its
+ * key month, account, prepaid and amount, and its expiry, last).
+ */
 export function holdText(hold: SharedHold): string {
-  return [
-    keyMonthOf(hold),
-    hold.accountId,
-    hold.prepaid ? "1" : "0",
-    String(hold.amountMicros),
-    hold.kind,
-    hold.endpoint,
-    hold.model ?? "",
-    hold.month,
-    String(hold.expiresAt),
-  ].join("\t");
+  return `${keyMonthOf(hold)}\t${hold.accountId}\t${hold.prepaid ? "1" : "0"}\t${hold.amountMicros}\t${hold.kind}\t${hold.endpoint}\t${hold.model ?? ""}\t${hold.month}\t${hold.expiresAt}`;
 }
 
 /** A hold read back from Redis; undefined for text this version did not write. */

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import type { Redis } from "ioredis";
 import { ApiError, serviceUnavailable } from "../../http/errors.ts";
 import type { DeferredTakes, PendingTake } from "../../limits/deferred-takes.ts";
-import { inlineTakeArgs, parseTakeReply } from "../../limits/redis-take-script.ts";
+import { countedFrom, pushInlineTakeArgs } from "../../limits/redis-take-script.ts";
 import type { BillingRepository, RecordedTotals, ReserveRefusal } from "../../store/repositories/billing.ts";
 import { AwayFromRedis, RedisAway } from "./away-from-redis.ts";
 import { CloseBatch } from "./close-batch.ts";
@@ -16,6 +16,7 @@ const MAX_STEPS = 8;
 // A swept hold is leased to its sweeper this long; one that died leaves it to the next.
 const SWEEP_LEASE_MS = 60_000;
 const SWEEP_BATCH = 200;
+const TTL_TEXT = String(MONEY_TTL_SECONDS);
 
 /**
  * The distributed mode's authority for what is left: each key's month spend, each account's
@@ -113,7 +114,14 @@ export class SharedMoney {
   ): Promise<ReserveRefusal | undefined> {
     const take = this.takes?.deferred.claim(hold.requestId);
     try {
-      return await this.onRedis(() => this.decide(hold, monthlyLimitMicros, dry, take));
+      // As `onRedis`, without a closure: this is every billed request's path.
+      if (this.away.active || this.redis.status !== "ready") return await this.decideElsewhere();
+      try {
+        return await this.decide(hold, monthlyLimitMicros, dry, take);
+      } catch (error) {
+        if (error instanceof ApiError) throw error;
+        return await this.decideElsewhere();
+      }
     } catch (error) {
       if (take && !take.done) await this.takes?.deferred.takeNow(take);
       throw error;
@@ -151,38 +159,30 @@ export class SharedMoney {
     dry: boolean,
     take: PendingTake | undefined,
   ): Promise<ReserveRefusal | undefined> {
+    const text = holdText(hold);
+    const limit = String(monthlyLimitMicros ?? -1);
     for (let step = 0; step < MAX_STEPS; step++) {
-      const epoch = await this.epochs.current();
+      const epoch = this.epochs.known ?? (await this.epochs.current());
       const now = this.takes && take ? this.takes.deferred.now().getTime() : 0;
-      const counters = this.takes && take ? inlineTakeArgs(take.counters, now, this.takes.prefix) : [];
-      const reply = await this.epochs.tracked(() =>
-        this.redis.zonaMoneyHold(
-          0,
-          this.prefix,
-          epoch,
-          hold.requestId,
-          holdText(hold),
-          keyMonthOf(hold),
-          hold.prepaid ? hold.accountId : "",
-          String(hold.amountMicros),
-          String(monthlyLimitMicros ?? -1),
-          String(Math.max(hold.amountMicros, 1)),
-          String(hold.expiresAt),
-          String(MONEY_TTL_SECONDS),
-          dry ? "1" : "0",
-          ...counters,
-        ),
-      );
+      const args = [this.prefix, epoch, hold.requestId, text, limit, TTL_TEXT, dry ? "1" : "0"];
+      if (this.takes && take) pushInlineTakeArgs(args, take.counters, now, this.takes.prefix);
+      this.epochs.deciding();
+      let reply: string[];
+      try {
+        reply = await this.redis.zonaMoneyHold(0, args.join("\n"));
+      } finally {
+        this.epochs.decided();
+      }
       if (reply[0] === "limited") {
         take?.apply({ allowed: false, refused: Number(reply[1]), resetAt: Number(reply[2]) }, now);
       }
       if (reply[0] === "ok") {
         if (!dry) this.open.set(hold.requestId, hold);
-        take?.apply(parseTakeReply([1, ...reply.slice(1)]), now);
+        take?.apply(countedFrom(reply, 1), now);
         return undefined;
       }
       if (reply[0] === "refused") {
-        take?.apply(parseTakeReply([1, ...reply.slice(2)]), now);
+        take?.apply(countedFrom(reply, 2), now);
         return reply[1] as ReserveRefusal;
       }
       if (reply[0] === "load") await this.load(epoch, reply[1] === "k" ? "k" : "a", hold);
