@@ -14,6 +14,7 @@ import { type Child, cleanUp, pinSelf, startNode } from "./children.ts";
 import { startEngine } from "./engine.ts";
 import { CHAT_BODY } from "./load.ts";
 import { idleRssMb, RssSampler, waitUntilIdle } from "./proc.ts";
+import { RedisTime } from "./redis-time.ts";
 import { RemoteProfiler } from "./remote-profiler.ts";
 import {
   type BenchResults,
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
   const limitZona = billed?.limit.zona;
   const prepaidZona = billed?.prepaid.zona;
 
+  const redisTime = settings.redisUrl ? new RedisTime(settings.redisUrl) : undefined;
   // The Zonas and the floor share a core: before each run all must have worked off the previous one.
   const sharing = [zona.child.pid, stackFloor?.child.pid, limitZona?.child.pid, prepaidZona?.child.pid];
   const context: RunContext = {
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
     rounds: settings.rounds,
     untilIdle: () => Promise.all(sharing.flatMap((pid) => (pid ? [waitUntilIdle(pid)] : []))),
     profileDir: settings.profileDir,
+    ...(redisTime ? { redisTime } : {}),
     log,
   };
   const targets = runTargets({
@@ -141,6 +144,7 @@ async function main(): Promise<void> {
   const limitStreamRssMax = limitStreamRss?.stop();
   const prepaidStreamRssMax = prepaidStreamRss?.stop();
   profiler?.close();
+  redisTime?.close();
   billed?.limitProfiler?.close();
   billed?.prepaidProfiler?.close();
   await closeStreamClient();

@@ -34,6 +34,8 @@ export interface LoadResult {
   cpuPercent: Record<string, number>;
   /** Largest RSS of the Zona of the run, sampled every 200 ms (runs through a Zona only). */
   zonaRssMaxMb?: number;
+  /** Redis's time in scripts over the run per 2xx answer (distributed runs through a Zona only). */
+  redisMicrosPerAnswer?: number;
 }
 
 /** The body of every non-streamed request: small, as an interactive call is. */

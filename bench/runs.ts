@@ -12,6 +12,7 @@ import type { Child, Listening } from "./children.ts";
 import type { KeyPool } from "./key-pool.ts";
 import { type LoadResult, type LoadTarget, runLoad } from "./load.ts";
 import type { CpuPids } from "./proc.ts";
+import type { RedisTime } from "./redis-time.ts";
 import type { RemoteProfiler } from "./remote-profiler.ts";
 import type { Billed } from "./report-billed.ts";
 import { type StreamResult, StreamSamples } from "./streams.ts";
@@ -43,6 +44,8 @@ export interface RunContext {
   untilIdle(): Promise<unknown>;
   /** Where the profiles go (BENCH_PROFILE). */
   profileDir: string | undefined;
+  /** Redis's time in scripts (distributed runs): read around each run through Zona. */
+  redisTime?: RedisTime;
   log(message: string): void;
 }
 
@@ -93,7 +96,8 @@ async function loadRun(target: RunTarget, concurrency: number, context: RunConte
   await context.untilIdle();
   const profiling = context.profileDir ? profiler : undefined;
   await profiling?.start();
-  const run = await runLoad({
+  const redisBefore = through ? await context.redisTime?.micros() : undefined;
+  const measured = await runLoad({
     target: name,
     url,
     concurrency,
@@ -102,6 +106,14 @@ async function loadRun(target: RunTarget, concurrency: number, context: RunConte
     cpuPids,
     ...(through ? { rssPid: through.zona.child.pid } : {}),
   });
+  const redisAfter = redisBefore === undefined ? undefined : await context.redisTime?.micros();
+  const run: LoadResult =
+    redisBefore === undefined || redisAfter === undefined
+      ? measured
+      : {
+          ...measured,
+          redisMicrosPerAnswer: Math.round((redisAfter - redisBefore) / Math.max(measured.ok, 1)),
+        };
   if (profiling && context.profileDir) {
     const file = resolve(context.profileDir, `${name}-c${concurrency}.${profiling.extension}`);
     mkdirSync(context.profileDir, { recursive: true });
@@ -111,7 +123,10 @@ async function loadRun(target: RunTarget, concurrency: number, context: RunConte
   context.log(
     `c=${concurrency} ${name.padEnd(12)} ${run.requestsPerSecond} req/s, p50 ${run.p50Ms} ms, ` +
       `p99 ${run.p99Ms} ms, errors ${run.errors} (timeouts ${run.timeouts}), non-2xx ${run.non2xx}, ` +
-      `cpu ${JSON.stringify(run.cpuPercent)}${through ? cpuPerAnswer(run) : ""}`,
+      `cpu ${JSON.stringify(run.cpuPercent)}${through ? cpuPerAnswer(run) : ""}` +
+      (run.redisMicrosPerAnswer === undefined
+        ? ""
+        : `, Redis's script time per answer ${run.redisMicrosPerAnswer} us`),
   );
   return run;
 }

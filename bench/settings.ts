@@ -29,7 +29,8 @@
 //                       `npx node bench/gc-summary.ts <file> <answers>`
 //   DATABASE_URL, REDIS_URL  passed on to Zona, and to the prepaid Zona of the billed runs (neither:
 //                       embedded; both: distributed); the RSS limits of the targets against the
-//                       stack floor depend on them
+//                       stack floor depend on them; with REDIS_URL each run through Zona also logs
+//                       Redis's time in scripts per answer (INFO commandstats around the run)
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { canPin } from "./children.ts";
@@ -55,6 +56,8 @@ export function readSettings(root: string) {
     profileKind: profileKind(process.env.BENCH_PROFILE_KIND),
     /** Extra Node.js options for Zona (experiments: `--trace-gc`, another semi-space size...). */
     zonaArgs: (process.env.BENCH_ZONA_ARGS ?? "").split(" ").filter((arg) => arg !== ""),
+    /** Redis of a distributed run: each run through Zona reports Redis's script time per answer. */
+    redisUrl: process.env.REDIS_URL || undefined,
     // Zona gets the benchmark's environment: these decide where it keeps its data.
     storage: storageOf(Boolean(process.env.DATABASE_URL), Boolean(process.env.REDIS_URL)),
   };
