@@ -80,7 +80,7 @@ end
  * it, they are taken first, in the same call (a 429 before a 402), once the copies can decide (a
  * reply that asks for a load or a new epoch has counted nothing).
  * Its one argument holds, one per line: prefix, epoch, request id, hold (its key month, account,
- * prepaid and amount are read from it), monthly limit (-1 for none), ttl (s), dry (1|0), then
+ * prepaid, amount and expiry are read from it), monthly limit (-1 for none), ttl (s), dry (1|0), then
  * optionally the counters as `pushInlineTakeArgs` lays them out (one argument, not a dozen: each
  * argument costs the client an allocation or four per request).
  * Replies `{"ok", counted...}`, `{"refused", code, counted...}`, `{"limited", refused index, reset}`,
