@@ -75,12 +75,7 @@ export function takeScriptArgs(
   const args = [String(Math.floor(now)), String(TTL_SLACK_MS)];
   for (const spec of counters) {
     keys.push(counterKey(spec, now, prefix));
-    args.push(
-      String(spec.limit),
-      String(spec.windowMs),
-      spec.kind,
-      String(clockWindowStart(now, spec.windowMs)),
-    );
+    pushCounterArgs(args, spec, now);
   }
   return { keys, args };
 }
@@ -91,15 +86,13 @@ export function takeScriptArgs(
  */
 export function pushInlineTakeArgs(to: string[], counters: CounterSpec[], now: number, prefix: string): void {
   to.push(String(counters.length), String(Math.floor(now)), String(TTL_SLACK_MS));
-  for (const spec of counters) {
-    to.push(
-      String(spec.limit),
-      String(spec.windowMs),
-      spec.kind,
-      String(clockWindowStart(now, spec.windowMs)),
-    );
-  }
+  for (const spec of counters) pushCounterArgs(to, spec, now);
   for (const spec of counters) to.push(counterKey(spec, now, prefix));
+}
+
+/** A counter's four `take` args: limit, window, kind, the start of its clock window. */
+function pushCounterArgs(to: string[], spec: CounterSpec, now: number): void {
+  to.push(String(spec.limit), String(spec.windowMs), spec.kind, String(clockWindowStart(now, spec.windowMs)));
 }
 
 /** Where a counter lives in Redis (a clock window's counter carries its window's start). */

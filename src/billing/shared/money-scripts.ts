@@ -27,6 +27,11 @@ local function namespace(M, e)
 end
 `;
 
+// A hold's first fields (key month, account, prepaid, amount): what the hold and close scripts read.
+const HOLD_HEAD = `
+local HOLD_HEAD = "^([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)"
+`;
+
 // The parts of s between each sep (plain text, not a pattern).
 const SPLIT = `
 local function split(s, sep)
@@ -40,7 +45,7 @@ local function split(s, sep)
 end
 `;
 
-const HELPERS = `${NAMESPACE}${SPLIT}
+const HELPERS = `${NAMESPACE}${SPLIT}${HOLD_HEAD}
 local function fields(s) return split(s, "\\t") end
 
 -- Lua numbers are doubles: written back as integers, never as "1e+15".
@@ -86,13 +91,14 @@ end
  * Replies `{"ok", counted...}`, `{"refused", code, counted...}`, `{"limited", refused index, reset}`,
  * `{"load", "k"|"a"}` or `{"epoch", current}`; `counted` is what `take` replies past its leading 1.
  */
-export const HOLD_SCRIPT = `${TAKE_FUNCTION}${SPLIT}
+export const HOLD_SCRIPT = `${TAKE_FUNCTION}${SPLIT}${HOLD_HEAD}
+-- The one argument, split: the rest reads its lines as ARGV[i].
 local ARGV = split(ARGV[1], "\\n")
 local M, E, id, hold = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
 local N = M .. E .. ":"
-local km, account, prepaid, amount = string.match(hold, "^([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)")
+local km, account, prepaid, amount = string.match(hold, HOLD_HEAD)
 local k, a, spend, credit
 if km ~= "" then
   k = N .. "k:" .. km
@@ -178,7 +184,7 @@ local function unhold_all(N, ids)
       local hold = holds[j]
       if hold then
         held[#held + 1] = part[j]
-        local km, account, prepaid, amount = string.match(hold, "^([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)")
+        local km, account, prepaid, amount = string.match(hold, HOLD_HEAD)
         amount = tonumber(amount)
         if km ~= "" then keys[km] = (keys[km] or 0) + amount end
         if prepaid == "1" then accounts[account] = (accounts[account] or 0) + amount end

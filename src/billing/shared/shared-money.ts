@@ -114,14 +114,7 @@ export class SharedMoney {
   ): Promise<ReserveRefusal | undefined> {
     const take = this.takes?.deferred.claim(hold.requestId);
     try {
-      // As `onRedis`, without a closure: this is every billed request's path.
-      if (this.away.active || this.redis.status !== "ready") return await this.decideElsewhere();
-      try {
-        return await this.decide(hold, monthlyLimitMicros, dry, take);
-      } catch (error) {
-        if (error instanceof ApiError) throw error;
-        return await this.decideElsewhere();
-      }
+      return await this.onRedis(() => this.decide(hold, monthlyLimitMicros, dry, take));
     } catch (error) {
       if (take && !take.done) await this.takes?.deferred.takeNow(take);
       throw error;
