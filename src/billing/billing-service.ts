@@ -141,6 +141,7 @@ export class BillingService {
     const keyId = charge.principal.keyId;
     this.bookPay?.spent(keyId, month, cost);
     const row = usageRow(requestId, { ...charge.principal, month }, charge, { ...facts, costMicros: cost });
+    let attempts = 0;
     return this.close(
       requestId,
       charge,
@@ -148,8 +149,9 @@ export class BillingService {
       facts,
       "batched",
       async () => {
-        const totals = await this.usage.record(row);
-        this.sharedPay?.recorded(totals);
+        attempts += 1;
+        const written = await this.usage.record(row);
+        await this.sharedPay?.recorded(row, written, attempts);
       },
       () => this.bookPay?.spent(keyId, month, -cost),
     );

@@ -1,4 +1,4 @@
-import type { BillingRepository, RecordedTotals, UsageRecordRow } from "../store/repositories/billing.ts";
+import type { BillingRepository, UsageRecordRow, WrittenRecord } from "../store/repositories/billing.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";
 
 const MAX_BATCH = 500;
@@ -20,7 +20,7 @@ interface Waiting {
   row: UsageRecordRow;
   /** performance.now() when the record was made: its write lag is measured from here. */
   madeAt: number;
-  resolve: (totals?: RecordedTotals) => void;
+  resolve: (written?: WrittenRecord) => void;
   reject: (error: unknown) => void;
 }
 
@@ -40,7 +40,7 @@ export class UsageBatcher {
   private readonly onBatch: ((size: number) => void) | undefined;
   private readonly onWritten: ((lagSeconds: number) => void) | undefined;
   private readonly onWriteFailed: ((error: unknown) => void) | undefined;
-  /** Each record resolves with what its batch left of the key months and accounts it changed. */
+  /** Each record resolves with what its batch's write left of its key month and account. */
   private readonly totals: boolean;
   private incoming: Waiting[] = [];
   private scheduled = false;
@@ -76,7 +76,7 @@ export class UsageBatcher {
       onBatch?: (size: number) => void;
       onWritten?: (lagSeconds: number) => void;
       onWriteFailed?: (error: unknown) => void;
-      /** Without a journal: resolve each record with its batch's totals (Redis's copy follows them). */
+      /** Without a journal: resolve each record with what its write left (Redis's copy follows it). */
       totals?: boolean;
     } = {},
   ) {
@@ -89,10 +89,10 @@ export class UsageBatcher {
   }
 
   /**
-   * Resolves once the row is durable (with its batch's totals, when asked for); rejects when it
+   * Resolves once the row is durable (with what its write left, when asked for); rejects when it
    * cannot be made so (the answer is then a 503).
    */
-  record(row: UsageRecordRow): Promise<RecordedTotals | undefined> {
+  record(row: UsageRecordRow): Promise<WrittenRecord | undefined> {
     return new Promise((resolve, reject) => {
       this.incoming.push({ row, madeAt: performance.now(), resolve, reject });
       if (this.scheduled || (this.writing && this.journal === undefined)) return;
@@ -207,9 +207,9 @@ export class UsageBatcher {
   private async writeNow(batch: Waiting[]): Promise<void> {
     try {
       const rows = batch.map((entry) => entry.row);
-      const totals = this.totals ? await this.repo.recordWithTotals(rows) : await this.repo.record(rows);
+      const written = this.totals ? await this.repo.recordEach(rows) : await this.repo.record(rows);
       this.batchWritten(batch);
-      for (const entry of batch) entry.resolve(totals ?? undefined);
+      for (let i = 0; i < batch.length; i++) batch[i]?.resolve(written?.[i]);
     } catch (error) {
       for (const entry of batch) entry.reject(error);
     }

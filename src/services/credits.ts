@@ -102,7 +102,8 @@ export class CreditsService {
   /**
    * Distributed mode with Redis: Redis checks the change against what is held while PostgreSQL
    * holds the balance's row (a decrease stays held there until committed), and takes the new
-   * balance once committed. A failed commit is closed with what PostgreSQL then holds.
+   * balance once committed. A failed commit is closed with what PostgreSQL then holds (the
+   * account's copy is then loaded again).
    */
   private async changeShared(
     shared: SharedMoney,
@@ -120,14 +121,14 @@ export class CreditsService {
       });
       if (next === undefined || after === undefined) return undefined;
       const credited = { micros: after.creditedMicros, version: after.version };
-      await shared.closeNow(changeId, {
+      await shared.closeChangeNow(changeId, {
         keyMonths: [],
         credits: [{ accountId, spentMicros: after.spentMicros, credited }],
       });
     } catch (error) {
       if (taken && !(error instanceof RedisAway)) {
         const truth = await shared.totalsOf({ keyId: null, month: "", accountId, prepaid: true });
-        await shared.closeNow(changeId, truth);
+        await shared.closeAgainNow(changeId, truth);
       }
       throw error;
     }

@@ -2,7 +2,10 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { monthOf } from "../../src/billing/month.ts";
 import { openSharedMoney } from "../../src/billing/shared/open-shared-money.ts";
+import { EXPIRED_FACTS, usageRow } from "../../src/billing/usage-row.ts";
+import type { Store } from "../../src/store/database.ts";
 import { openStore } from "../../src/store/open-store.ts";
+import { BillingRepository, type WrittenRecord } from "../../src/store/repositories/billing.ts";
 import type { TestApp } from "../helpers/test-app.ts";
 import { createTestDatabase } from "../helpers/test-store.ts";
 import { dropKeys, keysWithTtl, TEST_REDIS_URL, uniquePrefix } from "../limits/limit-fixtures.ts";
@@ -101,6 +104,66 @@ describe.skipIf(!DISTRIBUTED).each([false, true])(
           balance: 0.5,
           held: 0,
         });
+      }
+    });
+
+    it("402 spending_limit_reached counts each request once: a write whose total in PostgreSQL holds another instance's request still open does not count that request twice", async () => {
+      const [a] = apps as [TestApp, TestApp];
+      const { keyId, accountId } = await a.newKey({ key: { monthly_limit: 3.5 } });
+      if (prepaid) await a.admin("PUT", `/accounts/${accountId}/credits`, { balance: 1000 });
+      const stores = [
+        await openStore({ databaseUrl: database.url }),
+        await openStore({ databaseUrl: database.url }),
+      ];
+      const [one, two] = await Promise.all(
+        stores.map((store) =>
+          openSharedMoney({ url: TEST_REDIS_URL ?? "", prefix: `${prefix}money:` }, store),
+        ),
+      );
+      try {
+        const month = monthOf(new Date());
+        const hold = (requestId: string, amountMicros: number) => ({
+          requestId,
+          keyId,
+          accountId,
+          month,
+          prepaid,
+          amountMicros,
+          kind: "r" as const,
+          endpoint: "test.billed",
+          model: null,
+          expiresAt: Date.now() + 60_000,
+        });
+        const record = (requestId: string) =>
+          usageRow(
+            requestId,
+            { keyId, accountId, month, prepaid },
+            { endpoint: "test.billed", model: null },
+            {
+              ...EXPIRED_FACTS,
+              outcome: "ok",
+              costMicros: 1_000_000,
+            },
+          );
+        const repo = new BillingRepository(stores[0]?.db as Store["db"], stores[0]?.named);
+        // Each instance holds 1 for a request; both records are written, the first instance's first.
+        expect(await one?.hold(hold("req_first", 1_000_000), 3_500_000)).toBeUndefined();
+        expect(await two?.hold(hold("req_second", 1_000_000), 3_500_000)).toBeUndefined();
+        const [first] = await repo.recordEach([record("req_first")]);
+        const [second] = await repo.recordEach([record("req_second")]);
+        expect(second?.keyMonthAfter).toBe(2_000_000);
+        // The second closes first: its total (2) holds the first request, whose hold is still open.
+        two?.closeWritten("req_second", second as WrittenRecord);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(await two?.read({ keyId, month })).toEqual([1_000_000, 1_000_000]);
+        // So 1.5 still fits the 3.5 (1 spent, 1 held).
+        expect(await one?.hold(hold("req_third", 1_500_000), 3_500_000, true)).toBeUndefined();
+        one?.closeWritten("req_first", first as WrittenRecord);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(await one?.read({ keyId, month })).toEqual([2_000_000, 0]);
+      } finally {
+        for (const money of [one, two]) await money?.stop();
+        for (const store of stores) await store.close();
       }
     });
 

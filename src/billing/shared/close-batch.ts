@@ -1,12 +1,13 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Redis } from "ioredis";
-import type { RecordedTotals } from "../../store/repositories/billing.ts";
+import type { RecordedTotals, WrittenRecord } from "../../store/repositories/billing.ts";
 import { MONEY_TTL_SECONDS } from "./epoch-follower.ts";
 import { keyMonthOf } from "./shared-hold.ts";
 
 /**
- * The closes of one tick, sent as one script call: holds ended and the copies brought up to what
- * PostgreSQL recorded (each spend only grows, so the larger total of the tick is the newer).
+ * The closes of one tick, sent as one script call (`CLOSE_SCRIPT` says how each reaches the
+ * copies): holds ended with their records' costs, records that held nothing, and copies to load
+ * again from PostgreSQL.
  */
 export class CloseBatch {
   private readonly redis: Redis;
@@ -24,57 +25,80 @@ export class CloseBatch {
     this.log = deps.log;
   }
 
-  /** Adds a hold to end (when given) and totals to bring (when given); sent in this tick's check phase. */
-  add(requestId: string | null, totals?: RecordedTotals): void {
-    if (requestId !== null) this.closing.ids.push(requestId);
-    if (totals) this.merge(totals);
+  /** Ends a hold, with what its record's write left, or giving it all back (no record). */
+  hold(requestId: string, record?: WrittenRecord): void {
+    if (record) {
+      this.closing.held.push(
+        requestId,
+        String(record.costMicros),
+        String(record.keyMonthAfter ?? -1),
+        String(record.accountAfter ?? -1),
+      );
+    } else this.closing.held.push(requestId, "0", "-1", "-1");
+    this.schedule();
+  }
+
+  /** A record that held nothing: its cost reaches its key month's copy and its account's (if charged). */
+  unheld(keyMonth: string, accountId: string, record: WrittenRecord): void {
+    const cost = String(record.costMicros);
+    if (keyMonth !== "" && record.keyMonthAfter !== undefined) {
+      this.closing.unheld.push("k", keyMonth, String(record.keyMonthAfter), cost);
+    }
+    if (record.accountAfter !== undefined) {
+      this.closing.unheld.push("c", accountId, String(record.accountAfter), cost);
+    }
+    this.schedule();
+  }
+
+  /**
+   * Totals read in PostgreSQL after a write: what each account is credited (a newer version
+   * replaces an older one) and, `again`, copies whose next decision loads them from PostgreSQL, the
+   * totals their floor (without, the totals only raise the floor of copies not loaded).
+   */
+  totals(totals: RecordedTotals, again: boolean): void {
+    const flag = again ? "1" : "0";
+    for (const row of totals.keyMonths) {
+      this.closing.totals.push("k", keyMonthOf(row), String(row.spentMicros), "0", "-1", flag);
+    }
+    for (const row of totals.credits) {
+      this.closing.totals.push(
+        "c",
+        row.accountId,
+        String(row.spentMicros),
+        String(row.credited?.micros ?? 0),
+        String(row.credited?.version ?? -1),
+        flag,
+      );
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     // In the tick's check phase: after every answer of this round, before the next requests are read.
     setImmediate(() => this.flush());
   }
 
-  /**
-   * Brings the tick's copies up to some totals. Every record of a usage batch comes with that batch's
-   * totals (one object): merged once, not once per record (a batch of 64 keys' records would cost
-   * 64 x 64 steps).
-   */
-  private merge(totals: RecordedTotals): void {
-    if (this.closing.merged.has(totals)) return;
-    this.closing.merged.add(totals);
-    for (const row of totals.keyMonths) {
-      const id = keyMonthOf(row);
-      this.closing.keyMonths.set(id, Math.max(this.closing.keyMonths.get(id) ?? 0, row.spentMicros));
-    }
-    for (const row of totals.credits) {
-      const seen = this.closing.credits.get(row.accountId);
-      const credited = newerCredited(seen?.credited, row.credited);
-      this.closing.credits.set(row.accountId, {
-        spent: Math.max(seen?.spent ?? 0, row.spentMicros),
-        ...(credited ? { credited } : {}),
-      });
-    }
-  }
-
   /** Sends what was added; resolves when Redis has taken it (a read after it sees it). */
   flush(): Promise<void> {
     this.scheduled = false;
-    const { ids, keyMonths, credits } = this.closing;
-    if (ids.length === 0 && keyMonths.size === 0 && credits.size === 0) return Promise.resolve();
+    const { held, unheld, totals } = this.closing;
+    if (held.length === 0 && unheld.length === 0 && totals.length === 0) return Promise.resolve();
     this.closing = emptyClosing();
     if (this.skip()) return Promise.resolve();
-    const args = [this.prefix, String(MONEY_TTL_SECONDS), String(ids.length), ...ids, String(keyMonths.size)];
-    for (const [id, spent] of keyMonths) args.push(id, String(spent));
-    args.push(String(credits.size));
-    for (const [id, { spent, credited }] of credits) {
-      args.push(id, String(spent), String(credited?.micros ?? 0), String(credited?.version ?? -1));
-    }
-    // A close that fails leaves its holds to the sweep, which closes them with PostgreSQL's totals.
+    const args = [this.prefix, String(MONEY_TTL_SECONDS), String(held.length / 4), ...held];
+    args.push(String(unheld.length / 4), ...unheld, String(totals.length / 6), ...totals);
+    // A close that fails leaves its holds to the sweep, which loads their copies again; the copies
+    // of its records that held nothing are loaded again after the next close.
     return this.redis.zonaMoneyClose(0, ...args).then(
       () => undefined,
       (error: unknown) => {
+        for (let i = 0; i < unheld.length; i += 4) {
+          this.closing.totals.push(unheld[i] as string, unheld[i + 1] as string, "-1", "0", "-1", "1");
+        }
         this.log?.warn(
-          { err: error, holds: ids.length },
+          { err: error, holds: held.length / 4 },
           "could not close money holds in Redis; the sweep will",
         );
       },
@@ -82,23 +106,13 @@ export class CloseBatch {
   }
 }
 
-/** Of two copies of what an account is credited, the one of the higher version. */
-function newerCredited(
-  a: { micros: number; version: number } | undefined,
-  b: { micros: number; version: number } | undefined,
-) {
-  if (!a) return b;
-  if (!b) return a;
-  return b.version >= a.version ? b : a;
-}
-
 function emptyClosing() {
   return {
-    ids: [] as string[],
-    keyMonths: new Map<string, number>(),
-    /** Per account: its spend, and what it is credited when a change said so. */
-    credits: new Map<string, { spent: number; credited?: { micros: number; version: number } }>(),
-    /** The totals merged into these copies already. */
-    merged: new Set<RecordedTotals>(),
+    /** Per hold: request id, cost, key month's spend after, account's spend after. */
+    held: [] as string[],
+    /** Per copy of a record that held nothing: "k"|"c", its id, spend after, cost. */
+    unheld: [] as string[],
+    /** Per copy: "k"|"c", its id, spend, credited, version (-1: unchanged), load again 1|0. */
+    totals: [] as string[],
   };
 }

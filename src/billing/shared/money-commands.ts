@@ -1,7 +1,7 @@
 import type { Redis, Result } from "ioredis";
+import { CLOSE_SCRIPT } from "./close-script.ts";
 import {
   CHANGE_SCRIPT,
-  CLOSE_SCRIPT,
   DROP_SCRIPT,
   EPOCH_SCRIPT,
   HOLD_SCRIPT,

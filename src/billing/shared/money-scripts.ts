@@ -1,4 +1,5 @@
 import { TAKE_FUNCTION } from "../../limits/redis-take-script.ts";
+import { HELPERS, HOLD_HEAD, NAMESPACE, SPLIT } from "./money-lua.ts";
 
 /**
  * The Lua scripts that keep the distributed mode's money in Redis. Every key lives under the
@@ -8,77 +9,20 @@ import { TAKE_FUNCTION } from "../../limits/redis-take-script.ts";
  * - `<prefix>epoch`: the epoch in force, `<id>` once ready, `<id>:pending` while instances put back
  *   the holds they have in flight; missing after a flush (nothing is admitted then);
  * - `k:<key>:<month>` hash: `spent` (what PostgreSQL recorded, brought up to its newest total),
- *   `reserved` (the holds of it) and `loaded` (the copy is whole and may decide);
+ *   `reserved` (the holds of it), and once the copy is whole and may decide, `base` (the spend
+ *   PostgreSQL had recorded when it was loaded) and `top` (the highest spend a write since then left);
  * - `c:<account>` hash: `credited` and its `version` (PostgreSQL's), `spent` (as a key month's),
- *   `held`, `loaded`; what is left is credited - spent - held (the callers name an account "a"; the
+ *   `held`, `base`, `top`; what is left is credited - spent - held (the callers name an account "a"; the
  *   hashes of an older layout, `a:<account>` with a single balance, are never read and expire);
  * - `h` hash: request id -> hold (`<key>:<month>` or empty, account, prepaid 1|0, amount, kind, ...);
  * - `x` sorted set: request id by expiry (epoch ms), for the sweep.
  *
- * Invariant of a loaded hash: `reserved` (`held`) is the sum of the holds of it in `h`. The keys are
+ * Invariants of a loaded hash: `reserved` (`held`) is the sum of the holds of it in `h`; `spent` is
+ * `base` plus the cost of every write closed since the load that left a spend above `base` (each
+ * write closes once, with its hold; see the close script). An unloaded hash's `spent` is the highest
+ * spend a write is known to have left, a floor for its load. The keys are
  * built in the scripts from the prefix, so the money needs one Redis (not a Redis Cluster).
  */
-
-// Where an epoch's keys live, from the epoch as stored (`<id>` or `<id>:pending`).
-const NAMESPACE = `
-local function namespace(M, e)
-  local p = string.find(e, ":", 1, true)
-  return M .. (p and string.sub(e, 1, p - 1) or e) .. ":"
-end
-`;
-
-// A hold's first fields (key month, account, prepaid, amount): what the hold and close scripts read.
-const HOLD_HEAD = `
-local HOLD_HEAD = "^([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)\\t([^\\t]*)"
-`;
-
-// The parts of s between each sep (plain text, not a pattern).
-const SPLIT = `
-local function split(s, sep)
-  local out, start = {}, 1
-  while true do
-    local i = string.find(s, sep, start, true)
-    if not i then out[#out + 1] = string.sub(s, start) return out end
-    out[#out + 1] = string.sub(s, start, i - 1)
-    start = i + 1
-  end
-end
-`;
-
-const HELPERS = `${NAMESPACE}${SPLIT}${HOLD_HEAD}
-local function fields(s) return split(s, "\\t") end
-
--- Lua numbers are doubles: written back as integers, never as "1e+15".
-local function int(x) return string.format("%d", x) end
-
-local function live(M)
-  local e = redis.call("GET", M .. "epoch")
-  return e and namespace(M, e)
-end
-
--- Adds a hold's amount to the loaded hashes it takes from.
-local function shift(N, f)
-  local amount = int(tonumber(f[4]))
-  if f[1] ~= "" then
-    local k = N .. "k:" .. f[1]
-    if redis.call("HEXISTS", k, "loaded") == 1 then redis.call("HINCRBY", k, "reserved", amount) end
-  end
-  if f[3] == "1" then
-    local a = N .. "c:" .. f[2]
-    if redis.call("HEXISTS", a, "loaded") == 1 then redis.call("HINCRBY", a, "held", amount) end
-  end
-end
-
-local function addhold(N, id, hold, expires, ttl)
-  if redis.call("HSETNX", N .. "h", id, hold) == 0 then return 0 end
-  redis.call("ZADD", N .. "x", expires, id)
-  redis.call("EXPIRE", N .. "h", ttl)
-  redis.call("EXPIRE", N .. "x", ttl)
-  shift(N, fields(hold))
-  return 1
-end
-
-`;
 
 /**
  * Holds an amount for a request, or says why not; when the request's rate-limit counters come with
@@ -102,12 +46,12 @@ local km, account, prepaid, amount = string.match(hold, HOLD_HEAD)
 local k, a, spend, credit
 if km ~= "" then
   k = N .. "k:" .. km
-  spend = redis.call("HMGET", k, "spent", "reserved", "loaded")
+  spend = redis.call("HMGET", k, "spent", "reserved", "base")
   if not spend[3] then return {"load", "k"} end
 end
 if prepaid == "1" then
   a = N .. "c:" .. account
-  credit = redis.call("HMGET", a, "credited", "spent", "held", "loaded")
+  credit = redis.call("HMGET", a, "credited", "spent", "held", "base")
   if not credit[4] then return {"load", "a"} end
 end
 local counted = {}
@@ -157,93 +101,9 @@ return answer({"ok"})
 `;
 
 /**
- * Ends holds and brings spends and balances up to what PostgreSQL recorded, in the epoch in force
- * (a close that raced a rebuild still lands where the next decision is taken). The holds of a batch
- * are read, deleted and unindexed in one command each, and their amounts leave each key month and
- * account in one step per copy: a tick that closes many requests of one key costs Redis a few
- * commands, not a few per request.
- * ARGV: prefix, ttl (s), n, n request ids, m, m x (key month, spent), c, c x (account, spent,
- * credited, its version or -1 when the write did not change it).
- */
-export const CLOSE_SCRIPT = `${HELPERS}
--- Up to 500 of a list's items from index from on, as values (Lua's stack takes no more at once).
-local function slice(list, from) return unpack(list, from, math.min(from + 499, #list)) end
-
--- Runs a command whose last arguments are a list, a slice at a time.
-local function each_slice(list, command, key)
-  for from = 1, #list, 500 do redis.call(command, key, slice(list, from)) end
-end
-
--- Gives back what the holds of these request ids (each once) took; an id not held is skipped.
-local function unhold_all(N, ids)
-  local held, keys, accounts = {}, {}, {}
-  for from = 1, #ids, 500 do
-    local part = {slice(ids, from)}
-    local holds = redis.call("HMGET", N .. "h", unpack(part))
-    for j = 1, #part do
-      local hold = holds[j]
-      if hold then
-        held[#held + 1] = part[j]
-        local km, account, prepaid, amount = string.match(hold, HOLD_HEAD)
-        amount = tonumber(amount)
-        if km ~= "" then keys[km] = (keys[km] or 0) + amount end
-        if prepaid == "1" then accounts[account] = (accounts[account] or 0) + amount end
-      end
-    end
-  end
-  if #held == 0 then return end
-  each_slice(held, "HDEL", N .. "h")
-  each_slice(held, "ZREM", N .. "x")
-  for km, amount in pairs(keys) do
-    local k = N .. "k:" .. km
-    if redis.call("HEXISTS", k, "loaded") == 1 then redis.call("HINCRBY", k, "reserved", int(-amount)) end
-  end
-  for account, amount in pairs(accounts) do
-    local a = N .. "c:" .. account
-    if redis.call("HEXISTS", a, "loaded") == 1 then redis.call("HINCRBY", a, "held", int(-amount)) end
-  end
-end
-
-local M = ARGV[1]
-local N = live(M)
-if not N then return 0 end
-local ttl = tonumber(ARGV[2])
-local i = 3
-local n = tonumber(ARGV[i]) i = i + 1
-local ids, seen = {}, {}
-for _ = 1, n do
-  if not seen[ARGV[i]] then seen[ARGV[i]] = true ids[#ids + 1] = ARGV[i] end
-  i = i + 1
-end
-unhold_all(N, ids)
-n = tonumber(ARGV[i]) i = i + 1
-for _ = 1, n do
-  local k = N .. "k:" .. ARGV[i]
-  local spent = tonumber(ARGV[i + 1])
-  i = i + 2
-  if spent > tonumber(redis.call("HGET", k, "spent") or "-1") then redis.call("HSET", k, "spent", ARGV[i - 1]) end
-  redis.call("EXPIRE", k, ttl)
-end
-n = tonumber(ARGV[i]) i = i + 1
-for _ = 1, n do
-  local a = N .. "c:" .. ARGV[i]
-  if tonumber(ARGV[i + 1]) > tonumber(redis.call("HGET", a, "spent") or "-1") then
-    redis.call("HSET", a, "spent", ARGV[i + 1])
-  end
-  local version = tonumber(ARGV[i + 3])
-  if version >= 0 and version > tonumber(redis.call("HGET", a, "version") or "-1") then
-    redis.call("HSET", a, "credited", ARGV[i + 2], "version", ARGV[i + 3])
-  end
-  redis.call("EXPIRE", a, ttl)
-  i = i + 4
-end
-return 1
-`;
-
-/**
  * Makes a key month's or an account's copy whole from what PostgreSQL holds: its durable
  * reservations become holds, its spend (and what it is credited) the newer of PostgreSQL's and what
- * closes brought, and its reserved (held) the sum of its holds.
+ * closes brought (its `base`), and its reserved (held) the sum of its holds.
  * ARGV: prefix, epoch, "k"|"a", key month | account, spent | credited, version, spent (account),
  * ttl, n, n x (id, hold, expiry).
  */
@@ -257,7 +117,7 @@ local ttl = tonumber(ARGV[8])
 local n = tonumber(ARGV[9])
 for j = 0, n - 1 do addhold(N, ARGV[10 + 3 * j], ARGV[11 + 3 * j], ARGV[12 + 3 * j], ttl) end
 local key = N .. (kind == "a" and "c" or kind) .. ":" .. id
-if redis.call("HEXISTS", key, "loaded") == 1 then return {"ok"} end
+if redis.call("HEXISTS", key, "base") == 1 then return {"ok"} end
 local sum = 0
 local holds = redis.call("HGETALL", N .. "h")
 for j = 2, #holds, 2 do
@@ -266,17 +126,16 @@ for j = 2, #holds, 2 do
     sum = sum + tonumber(f[4])
   end
 end
+-- The spend from which closes count: PostgreSQL's, or the higher one a write was seen to leave.
+local spent = tonumber(kind == "k" and ARGV[5] or ARGV[7])
+spent = int(math.max(spent, tonumber(redis.call("HGET", key, "spent") or "-1")))
 if kind == "k" then
-  if micros > tonumber(redis.call("HGET", key, "spent") or "-1") then redis.call("HSET", key, "spent", ARGV[5]) end
-  redis.call("HSET", key, "reserved", int(sum), "loaded", 1)
+  redis.call("HSET", key, "spent", spent, "reserved", int(sum), "base", spent, "top", spent)
 else
   if version > tonumber(redis.call("HGET", key, "version") or "-1") then
     redis.call("HSET", key, "credited", ARGV[5], "version", ARGV[6])
   end
-  if tonumber(ARGV[7]) > tonumber(redis.call("HGET", key, "spent") or "-1") then
-    redis.call("HSET", key, "spent", ARGV[7])
-  end
-  redis.call("HSET", key, "held", int(sum), "loaded", 1)
+  redis.call("HSET", key, "spent", spent, "held", int(sum), "base", spent, "top", spent)
 end
 redis.call("EXPIRE", key, ttl)
 return {"ok"}
@@ -332,11 +191,11 @@ local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
 local key = M .. E .. ":" .. (ARGV[3] == "a" and "c" or ARGV[3]) .. ":" .. ARGV[4]
 if ARGV[3] == "k" then
-  local values = redis.call("HMGET", key, "spent", "reserved", "loaded")
+  local values = redis.call("HMGET", key, "spent", "reserved", "base")
   if not values[3] then return {"load"} end
   return {"ok", values[1] or "0", values[2] or "0"}
 end
-local values = redis.call("HMGET", key, "credited", "spent", "held", "loaded")
+local values = redis.call("HMGET", key, "credited", "spent", "held", "base")
 if not values[4] then return {"load"} end
 return {"ok", string.format("%d", tonumber(values[1] or "0") - tonumber(values[2] or "0")), values[3] or "0"}
 `;
@@ -354,7 +213,7 @@ local current = redis.call("GET", M .. "epoch")
 if current ~= E then return {"epoch", current or ""} end
 local N = M .. E .. ":"
 local a = N .. "c:" .. ARGV[3]
-local credit = redis.call("HMGET", a, "held", "loaded")
+local credit = redis.call("HMGET", a, "held", "base")
 if not credit[2] then return {"load", "a"} end
 local after = tonumber(ARGV[4])
 if after < 0 or after < tonumber(credit[1] or "0") then return {"refused"} end

@@ -4,7 +4,12 @@ import type { Redis } from "ioredis";
 import { ApiError, serviceUnavailable } from "../../http/errors.ts";
 import type { DeferredTakes, PendingTake } from "../../limits/deferred-takes.ts";
 import { countedFrom, pushInlineTakeArgs } from "../../limits/redis-take-script.ts";
-import type { BillingRepository, RecordedTotals, ReserveRefusal } from "../../store/repositories/billing.ts";
+import type {
+  BillingRepository,
+  RecordedTotals,
+  ReserveRefusal,
+  WrittenRecord,
+} from "../../store/repositories/billing.ts";
 import { AwayFromRedis, RedisAway } from "./away-from-redis.ts";
 import { CloseBatch } from "./close-batch.ts";
 import { EpochFollower, MONEY_TTL_SECONDS } from "./epoch-follower.ts";
@@ -184,19 +189,55 @@ export class SharedMoney {
     throw serviceUnavailable();
   }
 
-  /**
-   * Ends a hold (when given) and brings the copies up to what PostgreSQL recorded (when given), in
-   * one script call per tick for every close of that tick. Without totals the hold is given back.
-   */
-  close(requestId: string | null, totals?: RecordedTotals): void {
-    if (requestId !== null) this.open.delete(requestId);
-    this.closes.add(requestId, totals);
+  /** Gives a hold back: nothing was recorded of it. Sent with this tick's other closes. */
+  close(requestId: string): void {
+    this.open.delete(requestId);
+    this.closes.hold(requestId);
   }
 
-  /** As `close`, sent at once; resolves when Redis has taken it (a read after it sees it). */
-  closeNow(requestId: string | null, totals?: RecordedTotals): Promise<void> {
-    this.close(requestId, totals);
+  /** Ends a hold with what its record's write left: the cost reaches each copy once. */
+  closeWritten(requestId: string, record: WrittenRecord): void {
+    this.open.delete(requestId);
+    this.closes.hold(requestId, record);
+  }
+
+  /** A record that held nothing: its cost reaches the copies of its key month and account. */
+  closeUnheld(of: Pick<SharedHold, "keyId" | "month" | "accountId">, record: WrittenRecord): void {
+    this.closes.unheld(keyMonthOf(of), of.accountId, record);
+  }
+
+  /**
+   * Ends a hold (when given) whose write is not known exactly (a retried write, an expired hold, a
+   * reservation row closed in PostgreSQL, a change of credits that failed): the copies of the totals
+   * are loaded again from PostgreSQL at their next decision, these totals (read after the write)
+   * their floor.
+   */
+  closeAgain(requestId: string | null, totals: RecordedTotals): void {
+    this.closeWithTotals(requestId, totals, true);
+  }
+
+  /**
+   * Ends an operator's change of credits, sent at once, with what PostgreSQL committed (what the
+   * account is credited; its spend unchanged): the copy stays loaded. Resolves when Redis has taken
+   * it (a read after it sees it).
+   */
+  closeChangeNow(changeId: string, totals: RecordedTotals): Promise<void> {
+    this.closeWithTotals(changeId, totals, false);
     return this.closes.flush();
+  }
+
+  /** As `closeAgain`, sent at once; resolves when Redis has taken it (a read after it sees it). */
+  closeAgainNow(requestId: string | null, totals: RecordedTotals): Promise<void> {
+    this.closeAgain(requestId, totals);
+    return this.closes.flush();
+  }
+
+  private closeWithTotals(requestId: string | null, totals: RecordedTotals, again: boolean): void {
+    if (requestId !== null) {
+      this.open.delete(requestId);
+      this.closes.hold(requestId);
+    }
+    this.closes.totals(totals, again);
   }
 
   /** A durable hold whose row is now in PostgreSQL: a rebuild finds it there, not in this process. */
@@ -279,7 +320,7 @@ export class SharedMoney {
 
   /**
    * Hands each hold past its expiry to `settle` (which writes what it leaves in PostgreSQL and says
-   * the totals), then closes it with them; how many.
+   * the totals), then closes it, its copies to be loaded again with them; how many.
    */
   async sweep(nowMs: number, settle: (hold: SharedHold) => Promise<RecordedTotals>): Promise<number> {
     // While Redis is away its copy is rebuilt at its return: nothing in it to sweep.
@@ -295,7 +336,7 @@ export class SharedMoney {
     for (let i = 0; i + 1 < reply.length; i += 2) {
       const hold = parseHold(reply[i] as string, reply[i + 1] as string);
       if (!hold) continue;
-      this.close(hold.requestId, await settle(hold));
+      this.closeAgain(hold.requestId, await settle(hold));
       swept += 1;
     }
     return swept;

@@ -1,4 +1,10 @@
-import type { RecordedTotals, Settled, SettleFacts } from "../../store/repositories/billing.ts";
+import type {
+  RecordedTotals,
+  Settled,
+  SettleFacts,
+  UsageRecordRow,
+  WrittenRecord,
+} from "../../store/repositories/billing.ts";
 import type { Charge } from "../charge.ts";
 import type { PaymentTools } from "../payment-tools.ts";
 import { Reservation } from "../reservation.ts";
@@ -73,9 +79,13 @@ export class SharedPayments {
     }
   }
 
-  /** A reservation row closed (or found closed): whatever Redis still holds of it goes. */
+  /**
+   * A reservation row closed (or found closed): whatever Redis still holds of it goes, and the copies
+   * it changed are loaded again (the transaction's totals their floor).
+   */
   settled(requestId: string, settled: Settled | undefined): void {
-    this.shared.close(requestId, settled?.totals);
+    if (settled) this.shared.closeAgain(requestId, settled.totals);
+    else this.shared.close(requestId);
   }
 
   /** A key month's spent and reserved as Redis decides; undefined while Redis is away. */
@@ -96,9 +106,20 @@ export class SharedPayments {
     return this.shared.sweep(nowMs, (hold) => this.settleSwept(hold));
   }
 
-  /** Without a hold: Redis's copy of the key's spend follows, should the key get a limit. */
-  recorded(totals: RecordedTotals | undefined): void {
-    if (totals) this.shared.close(null, totals);
+  /**
+   * A record that held nothing: Redis's copy of the key's spend follows, should the key get a limit.
+   * A retried write may have been written by the attempt that seemed to fail: the copies are then
+   * loaded again, with PostgreSQL's totals.
+   */
+  async recorded(row: UsageRecordRow, written: WrittenRecord | undefined, attempts: number): Promise<void> {
+    const of = {
+      keyId: row.keyId ?? null,
+      month: row.month,
+      accountId: row.accountId,
+      prepaid: row.prepaid === true,
+    };
+    if (attempts > 1) this.shared.closeAgain(null, await this.shared.totalsOf(of));
+    else if (written) this.shared.closeUnheld(of, written);
   }
 
   /**
@@ -117,9 +138,11 @@ export class SharedPayments {
       "batched",
       async () => {
         attempts += 1;
-        const totals = await this.tools.usage.record(row);
+        const written = await this.tools.usage.record(row);
         // A retry may find its record written by the attempt that seemed to fail: PostgreSQL says.
-        this.shared.close(hold.requestId, attempts > 1 ? await this.shared.totalsOf(hold) : totals);
+        if (attempts > 1 || !written)
+          this.shared.closeAgain(hold.requestId, await this.shared.totalsOf(hold));
+        else this.shared.closeWritten(hold.requestId, written);
       },
       () => this.shared.close(hold.requestId),
     );

@@ -2,7 +2,7 @@ import type { Database, Store } from "../database.ts";
 import { and, eq, lt, sql } from "../drizzle.ts";
 import { creditBalances, keyMonthSpend, reservations, usageRecords } from "../schema.ts";
 import { balanceLeft, creditsFree } from "./credits-left.ts";
-import { totalsOf, usageBatchStatement } from "./usage-batch-statement.ts";
+import { totalsOf, usageBatchStatement, writtenRecords } from "./usage-batch-statement.ts";
 
 /** A reservation as stored. */
 export type ReservationRow = typeof reservations.$inferSelect;
@@ -39,6 +39,17 @@ export interface Settled {
 export interface RecordedTotals {
   keyMonths: Array<{ keyId: string; month: string; spentMicros: number }>;
   credits: Array<CreditTotals>;
+}
+
+/**
+ * What one usage record's write left: its cost, and the spends of its key month and of its account
+ * (when the write charged it) right after the statement that wrote it (undefined where it changed
+ * none).
+ */
+export interface WrittenRecord {
+  costMicros: number;
+  keyMonthAfter: number | undefined;
+  accountAfter: number | undefined;
 }
 
 /** An account's prepaid spend as a write left it, and what it is credited when the write changed that. */
@@ -229,6 +240,11 @@ export class BillingRepository {
   /** As `record`, and says what the batch left of every key month and account it changed. */
   async recordWithTotals(rows: Array<UsageRecordRow>): Promise<RecordedTotals> {
     return (await this.recordBatch(rows, true)) ?? { keyMonths: [], credits: [] };
+  }
+
+  /** As `record`, and says what the write left of each row's key month and account, in order. */
+  async recordEach(rows: Array<UsageRecordRow>): Promise<WrittenRecord[]> {
+    return writtenRecords(rows, await this.recordWithTotals(rows));
   }
 
   private async recordBatch(

@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import { sql } from "../drizzle.ts";
 import { creditBalances, keyMonthSpend, usageRecords } from "../schema.ts";
-import type { RecordedTotals, UsageRecordRow } from "./billing.ts";
+import type { RecordedTotals, UsageRecordRow, WrittenRecord } from "./billing.ts";
 
 /**
  * The one statement that writes a batch of usage records: each record (a request id written before
@@ -76,6 +76,20 @@ export function totalsOf(answered: unknown[]): RecordedTotals {
     }
   }
   return found;
+}
+
+/** What a batch's write left of each of its rows' key month and account, in the rows' order. */
+export function writtenRecords(rows: Array<UsageRecordRow>, totals: RecordedTotals): WrittenRecord[] {
+  const keyMonths = new Map<string, number>();
+  for (const row of totals.keyMonths) keyMonths.set(`${row.keyId}:${row.month}`, row.spentMicros);
+  const accounts = new Map<string, number>();
+  for (const row of totals.credits) accounts.set(row.accountId, row.spentMicros);
+  return rows.map((row) => ({
+    costMicros: row.costMicros,
+    keyMonthAfter: row.keyId ? keyMonths.get(`${row.keyId}:${row.month}`) : undefined,
+    // Only a prepaid record that cost something is charged to its account.
+    accountAfter: row.prepaid === true && row.costMicros > 0 ? accounts.get(row.accountId) : undefined,
+  }));
 }
 
 /**
