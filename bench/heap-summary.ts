@@ -4,6 +4,7 @@
 // Bytes are grouped by where the allocating code comes from (Zona's own src/, a package, Node) and
 // the functions that allocate most are listed, with the Zona function that called into them.
 import { readFileSync } from "node:fs";
+import { packageOf, shortUrl, zonaFolderOf } from "./profile-origin.ts";
 
 interface HeapNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -54,15 +55,8 @@ print("By function (and the Zona function it ran for)", functions, top);
 function groupOf(url: string): string {
   if (url === "") return "(native or V8)";
   if (url.startsWith("node:")) return "node";
-  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+  const pkg = packageOf(url);
   if (pkg) return pkg;
-  const src = /\/src\/(.+?)\/[^/]+$/.exec(url)?.[1];
+  const src = zonaFolderOf(url);
   return src ? `src/${src}` : shortUrl(url);
-}
-
-function shortUrl(url: string): string {
-  const pkg = url.lastIndexOf("node_modules/");
-  if (pkg >= 0) return url.slice(pkg + "node_modules/".length);
-  const src = url.lastIndexOf("/src/");
-  return src >= 0 ? url.slice(src + 1) : url;
 }

@@ -3,6 +3,7 @@
 // Self time is grouped by where the code comes from (PGlite, Fastify, Zona's own src/, ...) and
 // the functions with the most self time are listed.
 import { readFileSync } from "node:fs";
+import { packageOf, shortUrl, zonaFolderOf } from "./profile-origin.ts";
 
 interface ProfileNode {
   id: number;
@@ -67,10 +68,10 @@ function groupOf(frame: ProfileNode["callFrame"]): string {
   if (functionName === "(idle)") return "idle";
   if (functionName === "(garbage collector)") return "garbage collector";
   if (functionName === "(program)") return "(program: V8 and native code outside JS)";
-  const module = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1];
+  const module = packageOf(url);
   if (module) return module.startsWith("@electric-sql/pglite") ? "PGlite: JavaScript side" : module;
   if (url.startsWith("node:")) return "Node core (http, net, streams, ...)";
-  const own = /\/src\/(.+?)\/[^/]+$/.exec(url)?.[1];
+  const own = zonaFolderOf(url);
   if (own) return `Zona src/${own}/`;
   if (/\/src\/[^/]+$/.test(url)) return "Zona src/";
   return url === "" ? `native: ${functionName}` : url;
@@ -89,12 +90,4 @@ function wasmGroupOf(node: ProfileNode): string {
     return `WebAssembly called from ${shortUrl(url)}`;
   }
   return "WebAssembly";
-}
-
-function shortUrl(url: string): string {
-  const module = url.indexOf("node_modules/");
-  if (module !== -1) return url.slice(module + "node_modules/".length);
-  const src = url.indexOf("/src/");
-  if (src !== -1) return url.slice(src + 1);
-  return url;
 }
