@@ -3,7 +3,7 @@ import { HELPERS } from "./money-lua.ts";
 /**
  * Ends holds and brings the copies up to what PostgreSQL recorded, in the epoch in force (a close
  * that raced a rebuild still lands where the next decision is taken). The holds of a batch are
- * read, deleted and unindexed in one command each, and each copy is read and written once: a tick
+ * read and deleted in one command each, and each copy is read and written once: a tick
  * that closes many requests of one key costs Redis a few commands, not a few per request.
  *
  * A write's cost reaches a loaded copy once, with its hold, and only when the spend the write left
@@ -93,10 +93,7 @@ for from = 1, #ids, 500 do
     end
   end
 end
-if #held > 0 then
-  each_slice(held, "HDEL", N .. "h")
-  each_slice(held, "ZREM", N .. "x")
-end
+if #held > 0 then each_slice(held, "HDEL", N .. "h") end
 
 n = tonumber(ARGV[i]) i = i + 1
 for _ = 1, n do

@@ -183,7 +183,7 @@ export class EpochFollower {
   /** Puts this instance's holds in flight into a stored epoch; false when it is no longer the one. */
   private async register(stored: string): Promise<boolean> {
     while (this.inFlight > 0) await sleep(1);
-    const args = this.holds().flatMap((hold) => [hold.requestId, holdText(hold), String(hold.expiresAt)]);
+    const args = this.holds().flatMap((hold) => [hold.requestId, holdText(hold)]);
     const reply = await this.redis.zonaMoneyRegister(
       0,
       this.prefix,

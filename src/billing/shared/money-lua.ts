@@ -50,11 +50,9 @@ local function shift(N, f)
   end
 end
 
-local function addhold(N, id, hold, expires, ttl)
+local function addhold(N, id, hold, ttl)
   if redis.call("HSETNX", N .. "h", id, hold) == 0 then return 0 end
-  redis.call("ZADD", N .. "x", expires, id)
   redis.call("EXPIRE", N .. "h", ttl)
-  redis.call("EXPIRE", N .. "x", ttl)
   shift(N, fields(hold))
   return 1
 end

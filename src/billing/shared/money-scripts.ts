@@ -15,7 +15,6 @@ import { HELPERS, HOLD_HEAD, NAMESPACE, SPLIT } from "./money-lua.ts";
  *   `held`, `base`, `top`; what is left is credited - spent - held (the callers name an account "a"; the
  *   hashes of an older layout, `a:<account>` with a single balance, are never read and expire);
  * - `h` hash: request id -> hold (`<key>:<month>` or empty, account, prepaid 1|0, amount, kind, ...);
- * - `x` sorted set: request id by expiry (epoch ms), for the sweep.
  *
  * Invariants of a loaded hash: `reserved` (`held`) is the sum of the holds of it in `h`; `spent` is
  * `base` plus the cost of every write closed since the load that left a spend above `base` (each
@@ -83,17 +82,10 @@ if a then
 end
 if ARGV[7] == "1" then return answer({"ok"}) end
 -- As addhold, for copies known loaded (read above): the amount goes straight into them. Their TTL
--- is renewed by the close that brings them the request's totals. The holds and their index get
+-- is renewed by the close that brings them the request's totals. The holds get
 -- their TTL when a hold makes them; the epoch's polls renew it (a write per request saved).
 if redis.call("HSETNX", N .. "h", id, hold) == 1 then
-  -- The expiry is the hold's last field. Anchored: unanchored, Lua would try the pattern at every
-  -- position of the hold (tens of microseconds of Redis's one thread per request).
-  redis.call("ZADD", N .. "x", string.match(hold, "^.*\\t(.*)$"), id)
-  if redis.call("HLEN", N .. "h") == 1 then
-    local ttl = tonumber(ARGV[6])
-    redis.call("EXPIRE", N .. "h", ttl)
-    redis.call("EXPIRE", N .. "x", ttl)
-  end
+  if redis.call("HLEN", N .. "h") == 1 then redis.call("EXPIRE", N .. "h", tonumber(ARGV[6])) end
   if k then redis.call("HINCRBY", k, "reserved", amount) end
   if a then redis.call("HINCRBY", a, "held", amount) end
 end
@@ -105,7 +97,7 @@ return answer({"ok"})
  * reservations become holds, its spend (and what it is credited) the newer of PostgreSQL's and what
  * closes brought (its `base`), and its reserved (held) the sum of its holds.
  * ARGV: prefix, epoch, "k"|"a", key month | account, spent | credited, version, spent (account),
- * ttl, n, n x (id, hold, expiry).
+ * ttl, n, n x (id, hold).
  */
 export const LOAD_SCRIPT = `${HELPERS}
 local M, E = ARGV[1], ARGV[2]
@@ -115,7 +107,7 @@ local N = M .. E .. ":"
 local kind, id, micros, version = ARGV[3], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
 local ttl = tonumber(ARGV[8])
 local n = tonumber(ARGV[9])
-for j = 0, n - 1 do addhold(N, ARGV[10 + 3 * j], ARGV[11 + 3 * j], ARGV[12 + 3 * j], ttl) end
+for j = 0, n - 1 do addhold(N, ARGV[10 + 2 * j], ARGV[11 + 2 * j], ttl) end
 local key = N .. (kind == "a" and "c" or kind) .. ":" .. id
 if redis.call("HEXISTS", key, "base") == 1 then return {"ok"} end
 local sum = 0
@@ -143,7 +135,7 @@ return {"ok"}
 
 /**
  * Puts back an instance's holds in flight into an epoch being rebuilt (or in force); a hold there
- * already changes nothing. ARGV: prefix, epoch as stored, ttl, n x (id, hold, expiry).
+ * already changes nothing. ARGV: prefix, epoch as stored, ttl, n x (id, hold).
  * Replies `{"ok"}` or `{"epoch", current}`.
  */
 export const REGISTER_SCRIPT = `${HELPERS}
@@ -152,29 +144,33 @@ local current = redis.call("GET", M .. "epoch")
 if current ~= ARGV[2] then return {"epoch", current or ""} end
 local N = live(M)
 local ttl = tonumber(ARGV[3])
-for j = 4, #ARGV, 3 do addhold(N, ARGV[j], ARGV[j + 1], ARGV[j + 2], ttl) end
+for j = 4, #ARGV, 2 do addhold(N, ARGV[j], ARGV[j + 1], ttl) end
 return {"ok"}
 `;
 
 /**
- * Hands out holds past their expiry for the sweep, each leased for `lease` ms (a sweeper that dies
- * leaves it to the next). ARGV: prefix, now (ms), lease (ms), limit. Replies id, hold, id, hold...
+ * Hands out holds past their expiry (a hold's last field) for the sweep, from one step of a scan of
+ * the holds; each is leased for `lease` ms (its expiry moved on: a sweeper that dies leaves it to the
+ * next). ARGV: prefix, now (ms), lease (ms), how many to scan, the scan's cursor ("0" to begin).
+ * Replies the next cursor ("0" at the end), then id, hold (as it was), id, hold...
  */
 export const SWEEP_SCRIPT = `${HELPERS}
 local M = ARGV[1]
 local e = redis.call("GET", M .. "epoch")
-if not e or string.find(e, ":", 1, true) then return {} end
+if not e or string.find(e, ":", 1, true) then return {"0"} end
 local N = M .. e .. ":"
-local ids = redis.call("ZRANGEBYSCORE", N .. "x", "-inf", ARGV[2], "LIMIT", 0, tonumber(ARGV[4]))
-local out = {}
-for _, id in ipairs(ids) do
-  local hold = redis.call("HGET", N .. "h", id)
-  if hold then
-    redis.call("ZADD", N .. "x", tonumber(ARGV[2]) + tonumber(ARGV[3]), id)
-    out[#out + 1] = id
+local now = tonumber(ARGV[2])
+local scanned = redis.call("HSCAN", N .. "h", ARGV[5], "COUNT", ARGV[4])
+local out = {scanned[1]}
+local found = scanned[2]
+for j = 1, #found, 2 do
+  local hold = found[j + 1]
+  -- Anchored: the last tab, then the expiry.
+  local head, expires = string.match(hold, "^(.*\t)(.*)$")
+  if head and tonumber(expires) <= now then
+    redis.call("HSET", N .. "h", found[j], head .. int(now + tonumber(ARGV[3])))
+    out[#out + 1] = found[j]
     out[#out + 1] = hold
-  else
-    redis.call("ZREM", N .. "x", id)
   end
 end
 return out
@@ -204,7 +200,7 @@ return {"ok", string.format("%d", tonumber(values[1] or "0") - tonumber(values[2
  * An operator's change of a balance, taken while PostgreSQL holds the balance's row: refused when
  * the new balance would be below what is held; a decrease is held (as a hold of kind `c`) until
  * the change is committed and closed with its new balance.
- * ARGV: prefix, epoch, account, new balance, change id, hold, expiry (ms), ttl (s), decrease (micros).
+ * ARGV: prefix, epoch, account, new balance, change id, hold, ttl (s), decrease (micros).
  * Replies `{"ok"}`, `{"refused"}`, `{"load", "a"}` or `{"epoch", current}`.
  */
 export const CHANGE_SCRIPT = `${HELPERS}
@@ -217,12 +213,12 @@ local credit = redis.call("HMGET", a, "held", "base")
 if not credit[2] then return {"load", "a"} end
 local after = tonumber(ARGV[4])
 if after < 0 or after < tonumber(credit[1] or "0") then return {"refused"} end
-if tonumber(ARGV[9]) > 0 then addhold(N, ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])) end
+if tonumber(ARGV[8]) > 0 then addhold(N, ARGV[5], ARGV[6], tonumber(ARGV[7])) end
 return {"ok"}
 `;
 
 /**
- * Reads the epoch in force and keeps it alive, with its holds and their index: instances poll it.
+ * Reads the epoch in force and keeps it alive, with its holds: instances poll it.
  * ARGV: prefix, ttl (s).
  */
 export const EPOCH_SCRIPT = `${NAMESPACE}
@@ -233,7 +229,6 @@ local ttl = tonumber(ARGV[2])
 redis.call("EXPIRE", key, ttl)
 local N = namespace(ARGV[1], e)
 redis.call("EXPIRE", N .. "h", ttl)
-redis.call("EXPIRE", N .. "x", ttl)
 return e
 `;
 

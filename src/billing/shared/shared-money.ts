@@ -20,6 +20,7 @@ import { holdText, keyMonthOf, parseHold, type SharedHold } from "./shared-hold.
 const MAX_STEPS = 8;
 // A swept hold is leased to its sweeper this long; one that died leaves it to the next.
 const SWEEP_LEASE_MS = 60_000;
+// Holds looked at per step of the sweep's scan.
 const SWEEP_BATCH = 200;
 const TTL_TEXT = String(MONEY_TTL_SECONDS);
 
@@ -302,7 +303,6 @@ export class SharedMoney {
           String(balanceAfter),
           changeId,
           holdText(hold),
-          String(hold.expiresAt),
           String(MONEY_TTL_SECONDS),
           String(hold.amountMicros),
         ),
@@ -323,22 +323,27 @@ export class SharedMoney {
    * the totals), then closes it, its copies to be loaded again with them; how many.
    */
   async sweep(nowMs: number, settle: (hold: SharedHold) => Promise<RecordedTotals>): Promise<number> {
-    // While Redis is away its copy is rebuilt at its return: nothing in it to sweep.
-    if (this.away.active || this.redis.status !== "ready") return 0;
-    const reply = await this.redis.zonaMoneySweep(
-      0,
-      this.prefix,
-      String(nowMs),
-      String(SWEEP_LEASE_MS),
-      String(SWEEP_BATCH),
-    );
     let swept = 0;
-    for (let i = 0; i + 1 < reply.length; i += 2) {
-      const hold = parseHold(reply[i] as string, reply[i + 1] as string);
-      if (!hold) continue;
-      this.closeAgain(hold.requestId, await settle(hold));
-      swept += 1;
-    }
+    let cursor = "0";
+    do {
+      // While Redis is away its copy is rebuilt at its return: nothing in it to sweep.
+      if (this.away.active || this.redis.status !== "ready") return swept;
+      const reply = await this.redis.zonaMoneySweep(
+        0,
+        this.prefix,
+        String(nowMs),
+        String(SWEEP_LEASE_MS),
+        String(SWEEP_BATCH),
+        cursor,
+      );
+      cursor = reply[0] ?? "0";
+      for (let i = 1; i + 1 < reply.length; i += 2) {
+        const hold = parseHold(reply[i] as string, reply[i + 1] as string);
+        if (!hold) continue;
+        this.closeAgain(hold.requestId, await settle(hold));
+        swept += 1;
+      }
+    } while (cursor !== "0");
     return swept;
   }
 
@@ -389,7 +394,6 @@ export class SharedMoney {
         model: row.model,
         expiresAt: row.expiresAt.getTime(),
       }),
-      String(row.expiresAt.getTime()),
     ]);
     const reply = await this.redis.zonaMoneyLoad(
       0,
