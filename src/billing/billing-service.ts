@@ -11,7 +11,7 @@ import { monthOf } from "./month.ts";
 import type { Payer } from "./payer.ts";
 import type { PaymentTools } from "./payment-tools.ts";
 import { type Measured, type NotBilled, Reservation } from "./reservation.ts";
-import { FLUSH_WAIT_MS, Settlements } from "./settlements.ts";
+import { FLUSH_WAIT_MS, Settlements, type Write } from "./settlements.ts";
 import type { SharedHold } from "./shared/shared-hold.ts";
 import type { SharedMoney } from "./shared/shared-money.ts";
 import { SharedPayments } from "./shared/shared-payments.ts";
@@ -141,17 +141,15 @@ export class BillingService {
     const keyId = charge.principal.keyId;
     this.bookPay?.spent(keyId, month, cost);
     const row = usageRow(requestId, { ...charge.principal, month }, charge, { ...facts, costMicros: cost });
-    let attempts = 0;
     return this.close(
       requestId,
       charge,
       amount,
       facts,
       "batched",
-      async () => {
-        attempts += 1;
+      async (attempt) => {
         const written = await this.usage.record(row);
-        await this.sharedPay?.recorded(row, written, attempts);
+        await this.sharedPay?.recorded(row, written, attempt);
       },
       () => this.bookPay?.spent(keyId, month, -cost),
     );
@@ -378,7 +376,7 @@ export class BillingService {
     amount: number,
     facts: SettleFacts,
     path: "direct" | "batched",
-    write: () => Promise<unknown>,
+    write: Write<unknown>,
     undo?: () => void,
   ): Promise<boolean> {
     const madeAt = performance.now();

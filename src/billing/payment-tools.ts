@@ -1,6 +1,6 @@
 import type { BillingRepository, ReserveRefusal, SettleFacts } from "../store/repositories/billing.ts";
 import type { Charge } from "./charge.ts";
-import type { Settlements } from "./settlements.ts";
+import type { Settlements, Write } from "./settlements.ts";
 import type { SharedHold } from "./shared/shared-hold.ts";
 import type { UsageBatcher } from "./usage-batcher.ts";
 
@@ -16,7 +16,7 @@ export interface PaymentTools {
     amount: number,
     facts: SettleFacts,
     path: "direct" | "batched",
-    write: () => Promise<unknown>,
+    write: Write<unknown>,
     undo?: () => void,
   ): Promise<boolean>;
   /** Writes a reservation row (checked in the database unless `unchecked`), or throws the 402. */

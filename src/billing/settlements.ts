@@ -25,10 +25,11 @@ export class Settlements {
   }
 
   /**
-   * Closes a request with its write, tried up to three times; `undo` runs when every attempt failed
+   * Closes a request with its write, tried up to three times (each try is told its attempt: a retry
+   * may find written what an attempt that seemed to fail wrote); `undo` runs when every attempt failed
    * (what the write would have recorded did not happen). Resolves whether it was written.
    */
-  close(requestId: string, write: () => Promise<unknown>, undo?: () => void): Promise<boolean> {
+  close(requestId: string, write: Write<unknown>, undo?: () => void): Promise<boolean> {
     const done = this.withRetry(requestId, write)
       .then((written) => {
         if (!written) undo?.();
@@ -42,7 +43,7 @@ export class Settlements {
   }
 
   /** Tries a write up to three times; the last failure is thrown (a job's next run closes it then). */
-  async retried<T>(write: () => Promise<T>): Promise<T> {
+  async retried<T>(write: Write<T>): Promise<T> {
     const running = retry(write);
     const followed = running.then(
       () => undefined,
@@ -80,7 +81,7 @@ export class Settlements {
 
   // If every attempt fails, what the request held is given back (by the sweep, or `undo`) and it is
   // not charged. Resolves whether it wrote.
-  private async withRetry(requestId: string, write: () => Promise<unknown>): Promise<boolean> {
+  private async withRetry(requestId: string, write: Write<unknown>): Promise<boolean> {
     try {
       await retry(write);
       return true;
@@ -94,10 +95,13 @@ export class Settlements {
 /** How long a shutdown waits for the usage records still to be written. */
 export const FLUSH_WAIT_MS = DRAIN_WAIT_MS;
 
-async function retry<T>(write: () => Promise<T>): Promise<T> {
+/** A write, told which attempt it is (1 for the first). */
+export type Write<T> = (attempt: number) => Promise<T>;
+
+async function retry<T>(write: Write<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await write();
+      return await write(attempt);
     } catch (error) {
       if (attempt >= SETTLE_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt));

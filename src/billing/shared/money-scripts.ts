@@ -8,7 +8,7 @@ import { HELPERS, HOLD_HEAD, NAMESPACE, SPLIT } from "./money-lua.ts";
  *
  * - `<prefix>epoch`: the epoch in force, `<id>` once ready, `<id>:pending` while instances put back
  *   the holds they have in flight; missing after a flush (nothing is admitted then);
- * - `k:<key>:<month>` hash: `spent` (what PostgreSQL recorded, brought up to its newest total),
+ * - `k:<key>:<month>` hash: `spent` (what PostgreSQL recorded: see the invariants below),
  *   `reserved` (the holds of it), and once the copy is whole and may decide, `base` (the spend
  *   PostgreSQL had recorded when it was loaded) and `top` (the highest spend a write since then left);
  * - `c:<account>` hash: `credited` and its `version` (PostgreSQL's), `spent` (as a key month's),
@@ -28,7 +28,7 @@ import { HELPERS, HOLD_HEAD, NAMESPACE, SPLIT } from "./money-lua.ts";
  * it, they are taken first, in the same call (a 429 before a 402), once the copies can decide (a
  * reply that asks for a load or a new epoch has counted nothing).
  * Its one argument holds, one per line: prefix, epoch, request id, hold (its key month, account,
- * prepaid, amount and expiry are read from it), monthly limit (-1 for none), ttl (s), dry (1|0), then
+ * prepaid and amount are read from it), monthly limit (-1 for none), ttl (s), dry (1|0), then
  * optionally the counters as `pushInlineTakeArgs` lays them out (one argument, not a dozen: each
  * argument costs the client an allocation or four per request).
  * Replies `{"ok", counted...}`, `{"refused", code, counted...}`, `{"limited", refused index, reset}`,
@@ -82,7 +82,7 @@ if a then
 end
 if ARGV[7] == "1" then return answer({"ok"}) end
 -- As addhold, for copies known loaded (read above): the amount goes straight into them. Their TTL
--- is renewed by the close that brings them the request's totals. The holds get
+-- is renewed by the close that brings them the request's cost. The holds get
 -- their TTL when a hold makes them; the epoch's polls renew it (a write per request saved).
 if redis.call("HSETNX", N .. "h", id, hold) == 1 then
   if redis.call("HLEN", N .. "h") == 1 then redis.call("EXPIRE", N .. "h", tonumber(ARGV[6])) end
@@ -119,7 +119,7 @@ for j = 2, #holds, 2 do
   end
 end
 -- The spend from which closes count: PostgreSQL's, or the higher one a write was seen to leave.
-local spent = tonumber(kind == "k" and ARGV[5] or ARGV[7])
+local spent = kind == "k" and micros or tonumber(ARGV[7])
 spent = int(math.max(spent, tonumber(redis.call("HGET", key, "spent") or "-1")))
 if kind == "k" then
   redis.call("HSET", key, "spent", spent, "reserved", int(sum), "base", spent, "top", spent)
@@ -166,7 +166,7 @@ local found = scanned[2]
 for j = 1, #found, 2 do
   local hold = found[j + 1]
   -- Anchored: the last tab, then the expiry.
-  local head, expires = string.match(hold, "^(.*\t)(.*)$")
+  local head, expires = string.match(hold, "^(.*\\t)(.*)$")
   if head and tonumber(expires) <= now then
     redis.call("HSET", N .. "h", found[j], head .. int(now + tonumber(ARGV[3])))
     out[#out + 1] = found[j]

@@ -12,6 +12,7 @@ import type {
 } from "../../store/repositories/billing.ts";
 import { AwayFromRedis, RedisAway } from "./away-from-redis.ts";
 import { CloseBatch } from "./close-batch.ts";
+import { CopyLoader, type CopyOf } from "./copy-loader.ts";
 import { EpochFollower, MONEY_TTL_SECONDS } from "./epoch-follower.ts";
 import { defineMoneyCommands } from "./money-commands.ts";
 import { holdText, keyMonthOf, parseHold, type SharedHold } from "./shared-hold.ts";
@@ -43,6 +44,7 @@ export class SharedMoney {
   /** Holds this instance placed and has not closed: what it puts back into a rebuilt epoch. */
   private readonly open = new Map<string, SharedHold>();
   private readonly closes: CloseBatch;
+  private readonly copies: CopyLoader;
   private readonly away: AwayFromRedis;
   /** Key limits that wait for a request's hold, and where their counters live in Redis. */
   private readonly takes: { deferred: DeferredTakes; prefix: string } | undefined;
@@ -62,6 +64,7 @@ export class SharedMoney {
     this.repo = deps.repo;
     this.log = deps.log;
     defineMoneyCommands(this.redis);
+    this.copies = new CopyLoader(this.redis, this.prefix, this.repo);
     this.closes = new CloseBatch({
       redis: this.redis,
       prefix: this.prefix,
@@ -247,13 +250,11 @@ export class SharedMoney {
   }
 
   /** A key month's spent and reserved, or an account's balance and held, as Redis decides on them. */
-  read(of: { keyId: string; month: string } | { accountId: string }): Promise<[number, number]> {
+  read(of: CopyOf): Promise<[number, number]> {
     return this.onRedis(() => this.readOnRedis(of));
   }
 
-  private async readOnRedis(
-    of: { keyId: string; month: string } | { accountId: string },
-  ): Promise<[number, number]> {
+  private async readOnRedis(of: CopyOf): Promise<[number, number]> {
     const kind = "keyId" in of ? "k" : "a";
     const id = "keyId" in of ? keyMonthOf(of) : of.accountId;
     for (let step = 0; step < MAX_STEPS; step++) {
@@ -348,23 +349,8 @@ export class SharedMoney {
   }
 
   /** What PostgreSQL holds of a hold's key month and account, as totals to close it with. */
-  async totalsOf(
-    hold: Pick<SharedHold, "keyId" | "month" | "accountId" | "prepaid">,
-  ): Promise<RecordedTotals> {
-    const totals: RecordedTotals = { keyMonths: [], credits: [] };
-    if (hold.keyId !== null) {
-      const spend = await this.repo.moneyOfRecord({ keyId: hold.keyId, month: hold.month });
-      totals.keyMonths.push({ keyId: hold.keyId, month: hold.month, spentMicros: spend.micros });
-    }
-    if (hold.prepaid) {
-      const credit = await this.repo.moneyOfRecord({ accountId: hold.accountId });
-      totals.credits.push({
-        accountId: hold.accountId,
-        spentMicros: credit.spentMicros,
-        credited: { micros: credit.micros, version: credit.version },
-      });
-    }
-    return totals;
+  totalsOf(hold: Pick<SharedHold, "keyId" | "month" | "accountId" | "prepaid">): Promise<RecordedTotals> {
+    return this.copies.totalsOf(hold);
   }
 
   private async load(epoch: string, kind: "k" | "a", hold: SharedHold): Promise<void> {
@@ -373,41 +359,7 @@ export class SharedMoney {
     else await this.loadOne(epoch, "a", { accountId: hold.accountId });
   }
 
-  /** Makes a copy whole from PostgreSQL (in the epoch it was asked in; a newer one loads again). */
-  private async loadOne(
-    epoch: string,
-    kind: "k" | "a",
-    of: { keyId: string; month: string } | { accountId: string },
-  ): Promise<void> {
-    const record = await this.repo.moneyOfRecord(of);
-    const durable = record.durable.flatMap((row) => [
-      row.requestId,
-      holdText({
-        requestId: row.requestId,
-        keyId: row.keyId,
-        month: row.month,
-        accountId: row.accountId,
-        prepaid: row.prepaid,
-        amountMicros: row.amountMicros,
-        kind: "d",
-        endpoint: row.endpoint,
-        model: row.model,
-        expiresAt: row.expiresAt.getTime(),
-      }),
-    ]);
-    const reply = await this.redis.zonaMoneyLoad(
-      0,
-      this.prefix,
-      epoch,
-      kind,
-      "keyId" in of ? keyMonthOf(of) : of.accountId,
-      String(record.micros),
-      String(record.version),
-      String(record.spentMicros),
-      String(MONEY_TTL_SECONDS),
-      String(record.durable.length),
-      ...durable,
-    );
-    if (reply[0] === "epoch") this.epochs.changed();
+  private async loadOne(epoch: string, kind: "k" | "a", of: CopyOf): Promise<void> {
+    if (!(await this.copies.load(epoch, kind, of))) this.epochs.changed();
   }
 }

@@ -111,14 +111,14 @@ export class SharedPayments {
    * A retried write may have been written by the attempt that seemed to fail: the copies are then
    * loaded again, with PostgreSQL's totals.
    */
-  async recorded(row: UsageRecordRow, written: WrittenRecord | undefined, attempts: number): Promise<void> {
+  async recorded(row: UsageRecordRow, written: WrittenRecord | undefined, attempt: number): Promise<void> {
     const of = {
       keyId: row.keyId ?? null,
       month: row.month,
       accountId: row.accountId,
       prepaid: row.prepaid === true,
     };
-    if (attempts > 1) this.shared.closeAgain(null, await this.shared.totalsOf(of));
+    if (attempt > 1) this.shared.closeAgain(null, await this.shared.totalsOf(of));
     else if (written) this.shared.closeUnheld(of, written);
   }
 
@@ -129,19 +129,16 @@ export class SharedPayments {
   private closeHeld(hold: SharedHold, charge: Charge, facts: SettleFacts): Promise<boolean> {
     const costMicros = Math.max(0, Math.min(facts.costMicros, hold.amountMicros));
     const row = usageRow(hold.requestId, hold, charge, { ...facts, costMicros });
-    let attempts = 0;
     return this.tools.close(
       hold.requestId,
       charge,
       hold.amountMicros,
       { ...facts, costMicros },
       "batched",
-      async () => {
-        attempts += 1;
+      async (attempt) => {
         const written = await this.tools.usage.record(row);
         // A retry may find its record written by the attempt that seemed to fail: PostgreSQL says.
-        if (attempts > 1 || !written)
-          this.shared.closeAgain(hold.requestId, await this.shared.totalsOf(hold));
+        if (attempt > 1 || !written) this.shared.closeAgain(hold.requestId, await this.shared.totalsOf(hold));
         else this.shared.closeWritten(hold.requestId, written);
       },
       () => this.shared.close(hold.requestId),
