@@ -6,8 +6,9 @@ const TTL_SLACK_MS = 2_000;
 /**
  * The whole `take` as a Lua function, so a script that calls it runs it atomically: read every
  * counter's window, refuse if any is at its limit (writing nothing), else count toward all of
- * them. Every key written gets a PEXPIRE, so no key ever lives without a TTL. The money's hold
- * script calls it too, so a request that holds money is counted in the same call.
+ * them. A key gets its TTL in the step that starts its window (the window's end never moves after),
+ * so no key ever lives without one. The money's hold script calls it too, so a request that holds
+ * money is counted in the same call.
  *
  * keys: one per counter (a "clock" key already names its window).
  * args: now, slack, then per counter: limit, windowMs, "clock" | "from-first", clock window start.
@@ -47,12 +48,12 @@ local function take(keys, args)
   for i, key in ipairs(keys) do
     if kinds[i] == "from-first" and fresh[i] then
       redis.call("HSET", key, "count", 1, "start", args[1])
+      redis.call("PEXPIRE", key, ends[i] - now + slack)
     elseif kinds[i] == "from-first" then
       redis.call("HINCRBY", key, "count", 1)
-    else
-      redis.call("INCR", key)
+    elseif redis.call("INCR", key) == 1 then
+      redis.call("PEXPIRE", key, ends[i] - now + slack)
     end
-    redis.call("PEXPIRE", key, ends[i] - now + slack)
     reply[#reply + 1] = counts[i] + 1
     reply[#reply + 1] = ends[i]
   end

@@ -131,13 +131,14 @@ describe.each(STORE_FACTORIES)("Counter store: one atomic take over several coun
 });
 
 describe.runIf(TEST_REDIS_URL)("Redis counter store: keys always carry a TTL", () => {
-  it("every key written by take has a PTTL > 0 and no longer than its window plus a little slack", async () => {
+  it("every key written by take has a PTTL > 0, no longer than its window plus a little slack, set when its window begins", async () => {
     const s = await redisStoreUnderTest(TEST_REDIS_URL ?? "");
     const redis = new Redis(TEST_REDIS_URL ?? "");
     try {
       const now = MINUTE_START + 15_000;
       await s.store.take([clock("ttl-clock", 5), fromFirst("ttl-first", 5)], now);
-      await s.store.take([clock("ttl-clock", 5), fromFirst("ttl-first", 5)], now + 1_000);
+      // Twenty seconds on: a TTL renewed here would end 20 s earlier than the one the window began with.
+      await s.store.take([clock("ttl-clock", 5), fromFirst("ttl-first", 5)], now + 20_000);
       await s.store.take([fromFirst("ttl-alone", 1)], now);
       await s.store.take([fromFirst("ttl-alone", 1)], now); // refused: writes nothing
       const keys = await keysWithTtl(redis, s.prefix);
@@ -148,6 +149,11 @@ describe.runIf(TEST_REDIS_URL)("Redis counter store: keys always carry a TTL", (
         expect(ttl, key).toBeGreaterThan(0);
         expect(ttl, key).toBeLessThanOrEqual(MINUTE + 5_000);
       }
+      // Each window's TTL is set when it begins: the clock window ends 45 s after the first take, the
+      // first-request window 60 s after it (plus the slack), whatever came after.
+      const ttls = new Map(keys);
+      expect(ttls.get(`${s.prefix}ttl-clock:${MINUTE_START}`)).toBeGreaterThan(40_000);
+      expect(ttls.get(`${s.prefix}ttl-first`)).toBeGreaterThan(MINUTE - 5_000);
       expect(s.fallbacks()).toBe(0);
     } finally {
       redis.disconnect();
