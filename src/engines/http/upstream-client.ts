@@ -1,6 +1,5 @@
 import { openAsBlob } from "node:fs";
 import { type Dispatcher, FormData, Pool } from "undici";
-import { currentGate } from "../dispatch-gate.ts";
 import { type MachineConfig, UpstreamError } from "../types.ts";
 import { parseJsonPayload } from "./sse.ts";
 import { abortError, statusError, toUpstreamError } from "./upstream-errors.ts";
@@ -235,11 +234,6 @@ export class UpstreamClient {
     const headers: Record<string, string> = { accept };
     if (machine.api_key !== undefined) headers.authorization = `Bearer ${machine.api_key}`;
     if (typeof payload === "string") headers["content-type"] = "application/json";
-    const gate = currentGate();
-    if (gate) {
-      await gate;
-      if (signal.aborted) throw abortError(signal);
-    }
     let response: Dispatcher.ResponseData;
     try {
       response = await this.pool(target.origin).request({

@@ -3,7 +3,6 @@ import type { PriceList } from "../../billing/prices.ts";
 import type { Reservation } from "../../billing/reservation.ts";
 import type { ModelConfig } from "../../config/schema.ts";
 import type { Catalogue } from "../../engines/catalogue.ts";
-import { behindGate } from "../../engines/dispatch-gate.ts";
 import type { Machine } from "../../engines/registry.ts";
 import type { Placement, Routed, Router } from "../../engines/router.ts";
 import type {
@@ -82,11 +81,11 @@ export class TextService implements TextGeneration {
   async chat(call: ChatCall, context: GenerationContext): Promise<Placed<ChatCompletion>> {
     const model = await this.model(call.model, "chat", context);
     const bounds = chatTokenBounds(call);
-    return this.once(context, model, bounds, async (reserved) => {
+    return this.once(context, model, bounds, async (reservation) => {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
         need(adapter.chat)(machine.config, call, context.signal),
       );
-      await this.settleUsage(await reserved, model, context, routed.result.usage, routed);
+      await this.settleUsage(reservation, model, context, routed.result.usage, routed);
       return routed;
     });
   }
@@ -100,11 +99,11 @@ export class TextService implements TextGeneration {
 
   async complete(call: CompletionCall, context: GenerationContext): Promise<Placed<TextCompletion>> {
     const model = await this.model(call.model, "chat", context);
-    return this.once(context, model, completionTokenBounds(call), async (reserved) => {
+    return this.once(context, model, completionTokenBounds(call), async (reservation) => {
       const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
         need(adapter.complete)(machine.config, call, context.signal),
       );
-      await this.settleUsage(await reserved, model, context, routed.result.usage, routed);
+      await this.settleUsage(reservation, model, context, routed.result.usage, routed);
       return routed;
     });
   }
@@ -129,14 +128,14 @@ export class TextService implements TextGeneration {
   ): Promise<Placed<{ vectors: number[][]; promptTokens: number }>> {
     const model = await this.modelOfKind("embedding", context);
     const input = texts.reduce((sum, text) => sum + maxTokensOf(text), 0);
-    return this.once(context, model, { input, output: 0 }, async (reserved) => {
+    return this.once(context, model, { input, output: 0 }, async (reservation) => {
       const routed = await this.router.run(
         { model: model.id, zones: null, tier: context.tier, ...traced(context) },
         (machine, adapter) => need(adapter.embed)(machine.config, model.id, texts, context.signal),
       );
       const promptTokens =
         routed.result.promptTokens ?? texts.reduce((sum, text) => sum + estimateTokens(text), 0);
-      await this.settleUsage(await reserved, model, context, usageOf(promptTokens, 0), routed);
+      await this.settleUsage(reservation, model, context, usageOf(promptTokens, 0), routed);
       return { ...routed, result: { vectors: routed.result.vectors, promptTokens } };
     });
   }
@@ -149,14 +148,14 @@ export class TextService implements TextGeneration {
     const model = await this.modelOfKind("rerank", context);
     // A cross-encoder reads the query once with every document.
     const input = documents.reduce((sum, document) => sum + maxTokensOf(query) + maxTokensOf(document), 0);
-    return this.once(context, model, { input, output: 0 }, async (reserved) => {
+    return this.once(context, model, { input, output: 0 }, async (reservation) => {
       const routed = await this.router.run(
         { model: model.id, zones: null, tier: context.tier, ...traced(context) },
         (machine, adapter) =>
           need(adapter.rerank)(machine.config, model.id, query, documents, context.signal),
       );
       const tokens = documents.reduce((sum, d) => sum + estimateTokens(query) + estimateTokens(d), 0);
-      await this.settleUsage(await reserved, model, context, usageOf(tokens, 0), routed);
+      await this.settleUsage(reservation, model, context, usageOf(tokens, 0), routed);
       return routed;
     });
   }
@@ -169,26 +168,16 @@ export class TextService implements TextGeneration {
     context: GenerationContext,
     model: ModelConfig,
     bounds: { input: number; output: number },
-    run: (reserved: Promise<Reservation>) => Promise<{ zone: string; machine: string; result: T }>,
+    run: (reservation: Reservation) => Promise<{ zone: string; machine: string; result: T }>,
   ): Promise<Placed<T>> {
-    const reserved = this.reserveFirst(context, model, bounds);
+    const reservation = await this.reserve(context, model, bounds);
     try {
-      const { zone, machine, result } = await behindGate(reserved, () => run(reserved));
+      const { zone, machine, result } = await run(reservation);
       return { zone, machine, result };
     } catch (error) {
-      await this.released(reserved);
+      await reservation.release({ outcome: "failed" });
       throw error;
     }
-  }
-
-  /**
-   * The hold is sent first and awaited only where the engine's request is about to leave (see
-   * `behindGate`): placing the request and building it overlap its round trip. When the work fails,
-   * the hold's own refusal wins (as when it was awaited first); a hold that was placed is given back.
-   */
-  private async released(reserved: Promise<Reservation>): Promise<void> {
-    const reservation = await reserved;
-    await reservation.release({ outcome: "failed" });
   }
 
   private async stream<T extends ChatChunk | TextChunk>(
@@ -198,28 +187,25 @@ export class TextService implements TextGeneration {
     inputEstimate: number,
     open: (machine: Machine, adapter: EngineAdapter) => Promise<AsyncIterable<T>>,
   ): Promise<Placed<AsyncIterable<T>>> {
-    const reserved = this.reserveFirst(context, model, bounds);
+    const reservation = await this.reserve(context, model, bounds);
     let routed: Routed<{ first: T; rest: AsyncIterator<T> }>;
     try {
       // The first chunk is read here, so a machine that fails before it still leaves room to fail over.
-      routed = await behindGate(reserved, () =>
-        this.router.run(
-          this.placement(model.id, context),
-          async (machine, adapter) => {
-            const rest = (await open(machine, adapter))[Symbol.asyncIterator]();
-            const first = await rest.next();
-            if (first.done)
-              throw new UpstreamError("protocol", "the upstream stream ended before its first chunk");
-            return { first: first.value, rest };
-          },
-          true,
-        ),
+      routed = await this.router.run(
+        this.placement(model.id, context),
+        async (machine, adapter) => {
+          const rest = (await open(machine, adapter))[Symbol.asyncIterator]();
+          const first = await rest.next();
+          if (first.done)
+            throw new UpstreamError("protocol", "the upstream stream ended before its first chunk");
+          return { first: first.value, rest };
+        },
+        true,
       );
     } catch (error) {
-      await this.released(reserved);
+      await reservation.release({ outcome: "failed" });
       throw error;
     }
-    const reservation = await reserved;
     const where = { zone: routed.zone, machine: routed.machine };
     const onEnd = (end: StreamEnd) => {
       routed.finish();
@@ -234,18 +220,6 @@ export class TextService implements TextGeneration {
       ...where,
       result: meteredStream(routed.result.first, routed.result.rest, context.signal, onEnd, context.trace),
     };
-  }
-
-  /** The hold, sent now and awaited later (by the engine call's send, or when the work fails). */
-  private reserveFirst(
-    context: GenerationContext,
-    model: ModelConfig,
-    bounds: { input: number; output: number },
-  ): Promise<Reservation> {
-    const reserved = this.reserve(context, model, bounds);
-    // Its refusal is thrown where it is awaited; until then it must not count as unhandled.
-    reserved.catch(() => {});
-    return reserved;
   }
 
   private reserve(context: GenerationContext, model: ModelConfig, bounds: { input: number; output: number }) {
