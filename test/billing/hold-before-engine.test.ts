@@ -4,12 +4,13 @@ import { readJson } from "../helpers/read-json.ts";
 import { STORE_KINDS } from "../helpers/test-store.ts";
 
 // Money is held before a request is placed on a machine: a refused hold must leave nothing at any engine.
+const CHAT = {
+  path: "/v1/chat/completions",
+  body: { model: CHAT_MODEL, messages: [{ role: "user", content: "Hi" }] },
+};
+
 const CASES: Array<{ name: string; path: string; body: Record<string, unknown> }> = [
-  {
-    name: "chat completion",
-    path: "/v1/chat/completions",
-    body: { model: CHAT_MODEL, messages: [{ role: "user", content: "Hi" }] },
-  },
+  { name: "chat completion", ...CHAT },
   {
     name: "chat completion stream",
     path: "/v1/chat/completions",
@@ -38,7 +39,7 @@ describe.each(STORE_KINDS)("Money (%s): a refused request reaches no engine", (s
     stack.tei.requests.length;
 
   for (const c of CASES) {
-    it(`402 spending_limit_reached (${c.name}): the refusal comes before anything is sent to a machine`, async () => {
+    it(`spec Errors / 402 spending_limit_reached (${c.name}): nothing was sent to a model`, async () => {
       const { key } = await stack.t.newKey({ key: { monthly_limit: 0 } });
       const before = sent();
       const refused = await postJson(stack.t, key, c.path, c.body);
@@ -48,13 +49,12 @@ describe.each(STORE_KINDS)("Money (%s): a refused request reaches no engine", (s
     });
   }
 
-  it("429 rate_limit_exceeded for a key that holds money: refused with nothing sent, its first request answered", async () => {
+  it("spec Rate limits: a stopped request is not run (429 rate_limit_exceeded for a key that holds money, nothing sent to a model)", async () => {
     const { key } = await stack.t.newKey({ key: { monthly_limit: 100, requests_per_minute: 1 } });
-    const [first] = CASES;
-    const answered = await postJson(stack.t, key, first?.path ?? "", first?.body);
+    const answered = await postJson(stack.t, key, CHAT.path, CHAT.body);
     expect(answered.status).toBe(200);
     const before = sent();
-    const limited = await postJson(stack.t, key, first?.path ?? "", first?.body);
+    const limited = await postJson(stack.t, key, CHAT.path, CHAT.body);
     expect(limited.status).toBe(429);
     expect((await readJson(limited)).error).toMatchObject({ code: "rate_limit_exceeded" });
     expect(sent()).toBe(before);
