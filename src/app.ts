@@ -24,7 +24,7 @@ import { installAccessLog, loggerOptions } from "./http/logger.ts";
 import { installRequestId, newRequestId } from "./http/request-id.ts";
 import { requestLoggerFactory } from "./http/request-logger.ts";
 import { installRequestMetrics } from "./http/request-metrics.ts";
-import { installRequestTrace } from "./http/request-trace.ts";
+import { installRequestTrace } from "./http/request-trace-hook.ts";
 import { PREFIX } from "./http/surface.ts";
 import { installUnstorableTextGuard } from "./http/unstorable-text-guard.ts";
 import { createDurableQueue, createJobQueue } from "./jobs/create-job-queue.ts";

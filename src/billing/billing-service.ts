@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { insufficientCredits, spendingLimitReached } from "../http/errors.ts";
+import { insufficientCredits, spendingLimitReached } from "../errors/catalogue.ts";
 import type { BillingMetrics } from "../metrics/billing-metrics.ts";
 import type { BillingRepository, ReserveRefusal, SettleFacts } from "../store/repositories/billing.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";

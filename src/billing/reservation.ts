@@ -1,4 +1,4 @@
-import { serviceUnavailable } from "../http/errors.ts";
+import { serviceUnavailable } from "../errors/catalogue.ts";
 import type { SettleFacts } from "../store/repositories/billing.ts";
 
 /** What a finished request measured. */

@@ -1,5 +1,5 @@
 import { ConfigError, cliEnvironment, loadConfig } from "../config/load.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../errors/catalogue.ts";
 import { accountsGroup } from "./accounts-commands.ts";
 import { CliFailure, UsageError } from "./cli-errors.ts";
 import type { CliIo } from "./cli-io.ts";

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { TierName } from "../config/schema.ts";
-import { badGateway, modelUnavailable, zoneUnavailable } from "../http/errors.ts";
-import type { RequestTrace } from "../http/request-trace.ts";
+import { badGateway, modelUnavailable, zoneUnavailable } from "../errors/catalogue.ts";
+import type { RequestTrace } from "../trace/request-trace.ts";
 import type { AdapterLookup } from "./adapters/index.ts";
 import { MESSAGE_LIMIT } from "./machine-stats.ts";
 import type { EngineRegistry, Machine } from "./registry.ts";

@@ -1,17 +1,11 @@
-import { validationFailed } from "./errors.ts";
+import { validationFailed } from "../errors/catalogue.ts";
+import { characterCount } from "../services/text/character-count.ts";
 
 /** A JSON body read as named fields; a body that is not an object has none. */
 export function bodyFields(body: unknown): Record<string, unknown> {
   return typeof body === "object" && body !== null && !Array.isArray(body)
     ? (body as Record<string, unknown>)
     : {};
-}
-
-/** Characters as a person counts them (code points, so an emoji is one). */
-export function characterCount(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
-  return count;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { originNotAllowed, unknownEndpoint } from "./errors.ts";
+import { originNotAllowed, unknownEndpoint } from "../errors/catalogue.ts";
 import { PREFIX, surfaceOf } from "./surface.ts";
 
 // The headers of Zona's answers a browser page may read (the SDKs read the limits and the retry hint).

@@ -2,7 +2,6 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { UpstreamError } from "../engines/types.ts";
-import { databaseUnavailableCause } from "../store/database-unavailable.ts";
 import {
   ApiError,
   isFinal,
@@ -10,7 +9,8 @@ import {
   serverError,
   serviceUnavailable,
   unknownEndpoint,
-} from "./errors.ts";
+} from "../errors/catalogue.ts";
+import { databaseUnavailableCause } from "../store/database-unavailable.ts";
 import { htmlErrorPage } from "./html-pages.ts";
 import { lingerBeforeClose } from "./linger-close.ts";
 import { type Surface, surfaceOf } from "./surface.ts";

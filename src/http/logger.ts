@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { LoggerOptions } from "pino";
+import type { RequestTrace } from "../trace/request-trace.ts";
 import { serializeError } from "./log-errors.ts";
-import type { RequestTrace } from "./request-trace.ts";
 import { CLIENT_CLOSED_REQUEST, onUnfinishedRequest } from "./unfinished-requests.ts";
 
 declare module "fastify" {

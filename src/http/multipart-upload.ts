@@ -8,9 +8,9 @@ import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import busboy from "busboy";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { payloadTooLarge } from "../errors/catalogue.ts";
+import { uploadFailed } from "../errors/media-errors.ts";
 import { BODY_LIMIT_BYTES } from "./body-parsers.ts";
-import { payloadTooLarge } from "./errors.ts";
-import { uploadFailed } from "./media-errors.ts";
 import { namelessFileParts } from "./nameless-file-parts.ts";
 import { refuseUnstorableFields } from "./unstorable-text-guard.ts";
 

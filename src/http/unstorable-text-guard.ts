@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { type ApiError, invalidRequest, validationFailed } from "./errors.ts";
+import { type ApiError, invalidRequest, validationFailed } from "../errors/catalogue.ts";
 import { type Surface, surfaceOf } from "./surface.ts";
 import { findUnstorable, shownName, type UnstorableText, unstorableCharacter } from "./unstorable-text.ts";
 

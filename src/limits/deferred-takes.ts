@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { ApiError } from "../http/errors.ts";
+import type { ApiError } from "../errors/catalogue.ts";
 import type { CounterSpec, CounterStore, TakeResult } from "./counter-store.ts";
 
 const PENDING_REQUEST = Symbol("request with a pending key take");

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config, TierName } from "../config/schema.ts";
-import { type ApiError, tierRateLimitExceeded } from "../http/errors.ts";
+import { type ApiError, tierRateLimitExceeded } from "../errors/catalogue.ts";
 import type { CounterSpec, TakeResult } from "./counter-store.ts";
 import type { DeferredTakes, PendingTake } from "./deferred-takes.ts";
 import { KnownCounts } from "./known-counts.ts";

@@ -1,4 +1,4 @@
-import { type ApiError, tooManyAttempts } from "../http/errors.ts";
+import { type ApiError, tooManyAttempts } from "../errors/catalogue.ts";
 
 /** Whole seconds from `now` until `resetAt` (epoch ms), at least 1: what `Retry-After` says. */
 export function secondsUntil(resetAt: number, now: number): number {

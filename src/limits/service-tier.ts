@@ -1,5 +1,5 @@
 import { TIER_NAMES, type TierName } from "../config/schema.ts";
-import { unknownServiceTier } from "../http/errors.ts";
+import { unknownServiceTier } from "../errors/catalogue.ts";
 
 /** The tier a request asks for with `X-Service-Tier` (any case); absent or empty means the default tier. */
 export function serviceTierOf(header: string | string[] | undefined, defaultTier: TierName): TierName {

@@ -1,6 +1,6 @@
 import { hashPassword, MAX_PASSWORD_LENGTH } from "../auth/passwords.ts";
 import { LANGUAGES } from "../config/schema.ts";
-import { conflict, invalidRequest, itemNotFound } from "../http/errors.ts";
+import { conflict, invalidRequest, itemNotFound } from "../errors/catalogue.ts";
 import { isRowId } from "../store/ids.ts";
 import type { AccountRow, AccountsRepository } from "../store/repositories/accounts.ts";
 

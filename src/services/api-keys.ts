@@ -2,7 +2,7 @@ import { displayPrefix, generateApiKey, hashApiKey, looksLikeApiKey } from "../a
 import { KeyCache } from "../auth/key-cache.ts";
 import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
 import type { Payer } from "../billing/payer.ts";
-import { invalidApiKey, invalidRequest, itemNotFound } from "../http/errors.ts";
+import { invalidApiKey, invalidRequest, itemNotFound } from "../errors/catalogue.ts";
 import { isRowId } from "../store/ids.ts";
 import type { ApiKeyRow, ApiKeysRepository } from "../store/repositories/api-keys.ts";
 import type { AccountsService } from "./accounts.ts";

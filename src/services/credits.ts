@@ -3,7 +3,7 @@ import { MAX_AMOUNT, toMicros } from "../billing/money.ts";
 import type { MoneyBook } from "../billing/money-book.ts";
 import { RedisAway } from "../billing/shared/away-from-redis.ts";
 import type { SharedMoney } from "../billing/shared/shared-money.ts";
-import { invalidRequest } from "../http/errors.ts";
+import { invalidRequest } from "../errors/catalogue.ts";
 import type { Balance, CreditsAfter, CreditsRepository, TakeChange } from "../store/repositories/credits.ts";
 import type { AccountsService } from "./accounts.ts";
 

@@ -1,6 +1,6 @@
 import type { ModelConfig } from "../config/schema.ts";
 import type { Catalogue } from "../engines/catalogue.ts";
-import { invalidRequest, itemNotFound } from "../http/errors.ts";
+import { invalidRequest, itemNotFound } from "../errors/catalogue.ts";
 import type { ModelActivationsRepository } from "../store/repositories/model-activations.ts";
 
 // Other instances see an activation within this time; this instance at once.

@@ -1,7 +1,7 @@
 import { MAX_AMOUNT } from "../billing/money.ts";
 import type { Config } from "../config/schema.ts";
 import type { EngineRegistry } from "../engines/registry.ts";
-import { itemNotFound } from "../http/errors.ts";
+import { itemNotFound } from "../errors/catalogue.ts";
 import {
   asFields,
   booleanField,

@@ -1,5 +1,5 @@
 import { isMonth, monthOf } from "../billing/month.ts";
-import { invalidRequest } from "../http/errors.ts";
+import { invalidRequest } from "../errors/catalogue.ts";
 import type { UsageRow } from "../store/repositories/billing.ts";
 import type { UsageFilter, UsageGroup, UsageRepository } from "../store/repositories/usage.ts";
 import type { AccountsService } from "./accounts.ts";

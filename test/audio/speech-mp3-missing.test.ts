@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.ts";
 import { createAdapters } from "../../src/engines/adapters/index.ts";
 import { Router } from "../../src/engines/router.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { ApiError } from "../../src/errors/catalogue.ts";
 import { encodeMp3 } from "../../src/media/mp3.ts";
 import { ContentCheck } from "../../src/services/audio/content-check.ts";
 import { SpeechService } from "../../src/services/audio/speech-service.ts";

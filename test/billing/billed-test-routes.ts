@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from "fastify";
 import { toMicros } from "../../src/billing/money.ts";
-import { ApiError } from "../../src/http/errors.ts";
+import { ApiError } from "../../src/errors/catalogue.ts";
 import type { KeyPrincipal } from "../../src/services/api-keys.ts";
 
 /** Cost of one chunk of the test stream. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.ts";
-import { invalidRequest } from "../../src/http/errors.ts";
+import { invalidRequest } from "../../src/errors/catalogue.ts";
 import { ENDPOINT_LIMITS, endpointLimit } from "../../src/limits/endpoint-limits.ts";
 import { readJson } from "../helpers/read-json.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";

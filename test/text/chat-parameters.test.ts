@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ChatCall } from "../../src/engines/types.ts";
-import { modelUnavailable } from "../../src/http/errors.ts";
+import { modelUnavailable } from "../../src/errors/catalogue.ts";
 import { startTextApp, type TextApp } from "./text-app.ts";
 
 const MODEL = "gemma3.8-27b";

@@ -9,7 +9,7 @@ import type {
   TokenUsage,
 } from "../../src/engines/types.ts";
 import { UpstreamError } from "../../src/engines/types.ts";
-import type { ApiError } from "../../src/http/errors.ts";
+import type { ApiError } from "../../src/errors/catalogue.ts";
 import type { GenerationContext, Placed, TextGeneration } from "../../src/services/text/text-generation.ts";
 
 /** One call the fake received. */

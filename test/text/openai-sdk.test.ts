@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ChatCall } from "../../src/engines/types.ts";
-import { modelUnavailable } from "../../src/http/errors.ts";
+import { modelUnavailable } from "../../src/errors/catalogue.ts";
 import { vectorOf } from "./fake-text.ts";
 import { startTextApp, TEXT_MODELS, type TextApp } from "./text-app.ts";
 

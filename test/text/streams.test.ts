@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { zoneUnavailable } from "../../src/http/errors.ts";
+import { zoneUnavailable } from "../../src/errors/catalogue.ts";
 import { postThenHangUp, sseEvents, startTextApp, type TextApp } from "./text-app.ts";
 
 const CHAT = { model: "gemma3.8-27b", messages: [{ role: "user", content: "Hi" }], stream: true };

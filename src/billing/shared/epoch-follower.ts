@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Redis } from "ioredis";
-import { serviceUnavailable } from "../../http/errors.ts";
+import { serviceUnavailable } from "../../errors/catalogue.ts";
 import { holdText, type SharedHold } from "./shared-hold.ts";
 
 /** How long the money's keys live without use (each use renews it; the epoch is renewed by polls). */

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import type { Redis } from "ioredis";
-import { ApiError, serviceUnavailable } from "../../http/errors.ts";
+import { ApiError, serviceUnavailable } from "../../errors/catalogue.ts";
 import type { DeferredTakes, PendingTake } from "../../limits/deferred-takes.ts";
 import { countedFrom, pushInlineTakeArgs } from "../../limits/redis-take-script.ts";
 import type {

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { invalidAdminToken } from "../../http/errors.ts";
+import { invalidAdminToken } from "../../errors/catalogue.ts";
 
 /** The bearer tokens the operator API accepts; at least one is set. */
 export interface AdminCredentials {

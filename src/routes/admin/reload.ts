@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { invalidRequest } from "../../http/errors.ts";
+import { invalidRequest } from "../../errors/catalogue.ts";
 import type { ConfigReloader } from "../../services/config-reloader.ts";
 
 /**

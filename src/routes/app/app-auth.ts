@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { API_KEY_PREFIX } from "../../auth/api-key-format.ts";
-import { emailUnverified, unauthorized } from "../../http/errors.ts";
+import { emailUnverified, unauthorized } from "../../errors/catalogue.ts";
 import type { AppSessions } from "../../services/auth/app-sessions.ts";
 import "./app-user.ts";
 

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { serverError } from "../../http/errors.ts";
+import { serverError } from "../../errors/catalogue.ts";
 import type { Language } from "../../services/accounts.ts";
 
 /** The signed-in user of an app API request. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../../config/schema.ts";
-import { validationFailed } from "../../http/errors.ts";
+import { validationFailed } from "../../errors/catalogue.ts";
 import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { userLimit } from "../../limits/user-limits.ts";
 import { DEFAULT_VOICES, VOICES } from "../../services/audio/voices.ts";

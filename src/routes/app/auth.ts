@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { MAX_PASSWORD_LENGTH } from "../../auth/passwords.ts";
 import { LANGUAGES } from "../../config/schema.ts";
+import { ApiError, validationFailed } from "../../errors/catalogue.ts";
 import { bodyFields, FieldErrors, type TextRule, textField } from "../../http/app-fields.ts";
-import { ApiError, validationFailed } from "../../http/errors.ts";
 import { addressLimit } from "../../limits/address-limits.ts";
 import type { SignedIn } from "../../services/auth/sign-in.ts";
 import type { Services } from "../../services/create-services.ts";

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { validationFailed } from "../../http/errors.ts";
+import { validationFailed } from "../../errors/catalogue.ts";
+import { documentTooLarge } from "../../errors/knowledge-errors.ts";
 import { openEventStream } from "../../http/event-stream-response.ts";
 import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { userLimit } from "../../limits/user-limits.ts";
 import type { Services } from "../../services/create-services.ts";
-import { documentTooLarge } from "../../services/knowledge/kb-errors.ts";
 import { validateNewBase, validateQuestion } from "../../services/knowledge/validate-kb.ts";
 import { requireUser } from "./app-user.ts";
 import { sendKbEvents } from "./kb-event-stream.ts";

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from "fastify";
-import { invalidRequest } from "../../http/errors.ts";
-import { audioFileTooLarge, uploadFailed } from "../../http/media-errors.ts";
+import { invalidRequest } from "../../errors/catalogue.ts";
+import { audioFileTooLarge, uploadFailed } from "../../errors/media-errors.ts";
 import { isMultipart, type ReceivedFile, receiveMultipart } from "../../http/multipart-upload.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import type { SpeechService } from "../../services/audio/speech-service.ts";

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { serverError } from "../../http/errors.ts";
+import { serverError } from "../../errors/catalogue.ts";
 import { abortWhenClientLeaves } from "../../http/event-stream-response.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import type { KbAsk } from "../../services/knowledge/kb-ask.ts";

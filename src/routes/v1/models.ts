@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../../config/schema.ts";
 import { listedModels } from "../../engines/catalogue.ts";
-import { modelNotFound, unknownEndpoint } from "../../http/errors.ts";
+import { modelNotFound, unknownEndpoint } from "../../errors/catalogue.ts";
 
 /** The model objects of one configuration, serialised once. */
 interface ServedModels {

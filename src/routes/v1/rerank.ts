@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
-import { rerankNotImplemented } from "../../http/errors.ts";
+import { rerankNotImplemented } from "../../errors/catalogue.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import { estimateTokens } from "../../services/text/token-bounds.ts";
 import { validateRerank } from "../../services/text/validate-rerank.ts";

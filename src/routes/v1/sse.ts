@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { UpstreamError } from "../../engines/types.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../errors/catalogue.ts";
 import { drained, openEventStream } from "../../http/event-stream-response.ts";
 import type { Placed } from "../../services/text/text-generation.ts";
 

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Catalogue } from "../../engines/catalogue.ts";
-import { serverError } from "../../http/errors.ts";
+import { serverError } from "../../errors/catalogue.ts";
 import { abortWhenClientLeaves } from "../../http/event-stream-response.ts";
 import type { GenerationContext, TextGeneration } from "../../services/text/text-generation.ts";
 

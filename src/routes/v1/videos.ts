@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { invalidRequest, serverError, unknownParameter } from "../../http/errors.ts";
+import { invalidRequest, serverError, unknownParameter } from "../../errors/catalogue.ts";
 import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import {

@@ -6,9 +6,9 @@ import {
   type ModerationVerdict,
   UpstreamError,
 } from "../../engines/types.ts";
-import { ApiError } from "../../http/errors.ts";
-import { inputRefused, moderationUnavailable, promptRefused } from "../../http/media-errors.ts";
-import type { RequestTrace } from "../../http/request-trace.ts";
+import { ApiError } from "../../errors/catalogue.ts";
+import { inputRefused, moderationUnavailable, promptRefused } from "../../errors/media-errors.ts";
+import type { RequestTrace } from "../../trace/request-trace.ts";
 
 /** What a zone does with texts before they are read aloud (config `installation.content_checks`). */
 export type ContentPolicy = "moderation" | "none";

@@ -1,5 +1,5 @@
-import { invalidRequest } from "../../http/errors.ts";
-import { unsupportedAudioFormat } from "../../http/media-errors.ts";
+import { invalidRequest } from "../../errors/catalogue.ts";
+import { unsupportedAudioFormat } from "../../errors/media-errors.ts";
 import { ACCEPTED_AUDIO_TYPES, type AudioContainer, detectAudioFormat } from "../../media/audio-format.ts";
 import { audioDurationSeconds } from "../../media/duration.ts";
 import { scanWavSilence } from "../../media/silence.ts";

@@ -4,7 +4,7 @@ import { isBuiltinSpeech } from "../../config/builtin-speech.ts";
 import type { EngineRegistry, Machine } from "../../engines/registry.ts";
 import type { Attempt, Routed, Router } from "../../engines/router.ts";
 import { type SpeechCall, UpstreamError, type VoiceName } from "../../engines/types.ts";
-import { ApiError, badGateway } from "../../http/errors.ts";
+import { ApiError, badGateway } from "../../errors/catalogue.ts";
 import { AI_SPEECH_COMMENT, type AiMark } from "../../media/ai-mark.ts";
 import { encodeMp3, Mp3EncoderUnavailable } from "../../media/mp3.ts";
 import { markWavAsAi, wavPcm16 } from "../../media/wav.ts";

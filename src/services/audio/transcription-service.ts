@@ -8,8 +8,8 @@ import {
   type TranscriptionCall,
   UpstreamError,
 } from "../../engines/types.ts";
-import { ApiError, badGateway } from "../../http/errors.ts";
-import { transcriptionTimeout } from "../../http/media-errors.ts";
+import { ApiError, badGateway } from "../../errors/catalogue.ts";
+import { transcriptionTimeout } from "../../errors/media-errors.ts";
 import type { GenerationContext } from "../text/text-generation.ts";
 import { isHallucination } from "./hallucination-filter.ts";
 import { type AudioInspection, inspectAudio } from "./inspect-audio.ts";

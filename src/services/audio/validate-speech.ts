@@ -1,4 +1,4 @@
-import { invalidRequest } from "../../http/errors.ts";
+import { invalidRequest } from "../../errors/catalogue.ts";
 import { asFields, stringField } from "../../http/fields.ts";
 import type { SpeechRequest } from "./speech-service.ts";
 import { speechLanguage } from "./voices.ts";

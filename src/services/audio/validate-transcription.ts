@@ -1,4 +1,4 @@
-import { invalidRequest, unsupportedValue } from "../../http/errors.ts";
+import { invalidRequest, unsupportedValue } from "../../errors/catalogue.ts";
 
 /** The fields of a transcription form, validated (spec "Transcription request"). */
 export interface ValidTranscriptionFields {

@@ -1,6 +1,6 @@
 import type { VoiceName } from "../../engines/types.ts";
-import { invalidRequest } from "../../http/errors.ts";
-import { unknownVoice } from "../../http/media-errors.ts";
+import { invalidRequest } from "../../errors/catalogue.ts";
+import { unknownVoice } from "../../errors/media-errors.ts";
 
 /** One own voice (spec "Speech request", voices table). */
 export interface Voice {

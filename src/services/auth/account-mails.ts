@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { hashOpaqueToken, newOpaqueToken } from "../../auth/opaque-tokens.ts";
 import { hashPassword } from "../../auth/passwords.ts";
-import { type ApiError, tooManyAttempts, validationFailed } from "../../http/errors.ts";
+import { type ApiError, tooManyAttempts, validationFailed } from "../../errors/catalogue.ts";
 import { mailLink, passwordResetMail, verificationMail } from "../../mail/mail-texts.ts";
 import type { Mailer } from "../../mail/mailer.ts";
 import type { AccountRow } from "../../store/repositories/accounts.ts";

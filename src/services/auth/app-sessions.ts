@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { AccessTokens } from "../../auth/access-tokens.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../errors/catalogue.ts";
 import type { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
 import type { AccountsService, Language } from "../accounts.ts";
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import { hashOpaqueToken, newOpaqueToken } from "../../auth/opaque-tokens.ts";
 import { hashPassword, verifyPassword } from "../../auth/passwords.ts";
-import { invalidCredentials, unauthorized } from "../../http/errors.ts";
+import { invalidCredentials, unauthorized } from "../../errors/catalogue.ts";
 import type { AccountRow } from "../../store/repositories/accounts.ts";
 import type { RefreshTokensRepository } from "../../store/repositories/refresh-tokens.ts";
 import type { AccountsService } from "../accounts.ts";

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { TIER_NAMES, type TierName } from "../../config/schema.ts";
 import { type ChatCall, type ChatChunk, type TokenUsage, UpstreamError } from "../../engines/types.ts";
-import { ApiError, itemNotFound } from "../../http/errors.ts";
+import { ApiError, itemNotFound } from "../../errors/catalogue.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
 import type { ConversationRow, ConversationsRepository } from "../../store/repositories/conversations.ts";
 import type { GenerationContext, Placed, TextGeneration } from "../text/text-generation.ts";

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config/schema.ts";
-import { itemNotFound } from "../../http/errors.ts";
+import { itemNotFound } from "../../errors/catalogue.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
 import type { Database } from "../../store/database.ts";
 import { type ConversationRow, ConversationsRepository } from "../../store/repositories/conversations.ts";

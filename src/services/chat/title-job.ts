@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Payer } from "../../billing/payer.ts";
-import { characterCount } from "../../http/app-fields.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
 import type { ConversationsRepository } from "../../store/repositories/conversations.ts";
+import { characterCount } from "../text/character-count.ts";
 import type { TextGeneration } from "../text/text-generation.ts";
 import { cleanGeneratedTitle, SHORT_MESSAGE_CHARACTERS, titleFromMessage } from "./chat-titles.ts";
 

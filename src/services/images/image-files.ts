@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
-import { itemNotFound } from "../../http/errors.ts";
-import { imageLinkExpired, invalidImageLink } from "../../http/media-errors.ts";
+import { itemNotFound } from "../../errors/catalogue.ts";
+import { imageLinkExpired, invalidImageLink } from "../../errors/media-errors.ts";
 import type { ImageFilesRepository } from "../../store/repositories/image-files.ts";
 import type { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
 import { ImageLinks } from "./image-links.ts";

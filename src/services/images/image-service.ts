@@ -6,13 +6,13 @@ import type { Catalogue } from "../../engines/catalogue.ts";
 import type { EngineRegistry } from "../../engines/registry.ts";
 import type { Attempt, Router } from "../../engines/router.ts";
 import { type ImageCall, UpstreamError } from "../../engines/types.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../errors/catalogue.ts";
 import {
   engineError,
   imageModelNotFound,
   noEngineAvailable,
   outputRefused,
-} from "../../http/media-errors.ts";
+} from "../../errors/media-errors.ts";
 import { markPngAsAi } from "../../media/png-ai-mark.ts";
 import { toPng } from "../../media/to-png.ts";
 import type { ContentCheck } from "../audio/content-check.ts";

@@ -1,5 +1,5 @@
 import type { ImageSize } from "../../engines/types.ts";
-import { invalidRequest, unknownParameter } from "../../http/errors.ts";
+import { invalidRequest, unknownParameter } from "../../errors/catalogue.ts";
 import type { Fields } from "../../http/fields.ts";
 
 /** Longest prompt, in characters (spec "Limits"). */

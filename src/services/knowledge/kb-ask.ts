@@ -1,10 +1,10 @@
 import type { Catalogue } from "../../engines/catalogue.ts";
 import type { ChatCall, ChatChunk, TokenUsage } from "../../engines/types.ts";
-import { ApiError, modelNotFound } from "../../http/errors.ts";
+import { ApiError, modelNotFound } from "../../errors/catalogue.ts";
+import { knowledgeBaseNotReady } from "../../errors/knowledge-errors.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KnowledgeBaseRow, KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
 import type { GenerationContext, Placed, TextGeneration } from "../text/text-generation.ts";
-import { knowledgeBaseNotReady } from "./kb-errors.ts";
 import { askMessages, type ChosenPassage, type KbSource, sourcesOf } from "./kb-prompt.ts";
 import { retrievePassages } from "./retrieve-passages.ts";
 

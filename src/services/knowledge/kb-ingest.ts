@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { TierName } from "../../config/schema.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "../../errors/catalogue.ts";
 import { JobDeferred } from "../../jobs/job-deferred.ts";
 import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
-import { itemNotFound } from "../../http/errors.ts";
+import { itemNotFound } from "../../errors/catalogue.ts";
+import { documentRefused } from "../../errors/knowledge-errors.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
 import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import { isRowId } from "../../store/ids.ts";
@@ -12,7 +13,6 @@ import { DocumentUnreadable } from "./documents/document-unreadable.ts";
 import type { DocumentFormat } from "./documents/extracted-document.ts";
 import { judgeFile } from "./documents/judge-file.ts";
 import { INGEST_JOB, ingestQueueId } from "./ingest-queue.ts";
-import { documentRefused } from "./kb-errors.ts";
 import { isKbSlug, slugOf, withSuffix } from "./kb-slug.ts";
 
 /** A knowledge base as the app API shows it. */

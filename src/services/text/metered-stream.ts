@@ -1,5 +1,5 @@
 import type { TokenUsage } from "../../engines/types.ts";
-import type { RequestTrace } from "../../http/request-trace.ts";
+import type { RequestTrace } from "../../trace/request-trace.ts";
 
 /** How a stream ended, for billing. */
 export interface StreamEnd {

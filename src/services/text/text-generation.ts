@@ -9,7 +9,7 @@ import type {
   TextChunk,
   TextCompletion,
 } from "../../engines/types.ts";
-import type { RequestTrace } from "../../http/request-trace.ts";
+import type { RequestTrace } from "../../trace/request-trace.ts";
 
 /** Who asks, and how, for one request of the key API or the app API. */
 export interface GenerationContext {

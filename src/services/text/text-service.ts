@@ -22,8 +22,8 @@ import {
   modelNotFound,
   modelUnavailable,
   rerankNotImplemented,
-} from "../../http/errors.ts";
-import type { RequestTrace } from "../../http/request-trace.ts";
+} from "../../errors/catalogue.ts";
+import type { RequestTrace } from "../../trace/request-trace.ts";
 import type { ModelActivations } from "../model-activations.ts";
 import { meteredStream, type StreamEnd } from "./metered-stream.ts";
 import type { GenerationContext, Placed, TextGeneration } from "./text-generation.ts";

@@ -6,7 +6,7 @@ import {
   unsupportedParameter,
   validationFailed,
   wrongModelKind,
-} from "../../http/errors.ts";
+} from "../../errors/catalogue.ts";
 
 /** A request body read as named fields. */
 export type Fields = Record<string, unknown>;

@@ -1,4 +1,9 @@
-import { type ApiError, invalidRequest, unsupportedParameter, unsupportedValue } from "../../http/errors.ts";
+import {
+  type ApiError,
+  invalidRequest,
+  unsupportedParameter,
+  unsupportedValue,
+} from "../../errors/catalogue.ts";
 import {
   type FieldErrors,
   type Fields,

@@ -1,5 +1,5 @@
 import type { VideoSize } from "../../engines/types.ts";
-import { invalidRequest, unknownParameter, unsupportedParameter } from "../../http/errors.ts";
+import { invalidRequest, unknownParameter, unsupportedParameter } from "../../errors/catalogue.ts";
 
 /** Longest prompt, in characters (spec "Limits"). */
 export const VIDEO_PROMPT_MAX_CHARACTERS = 2000;

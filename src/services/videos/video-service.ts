@@ -5,20 +5,20 @@ import type { PriceList } from "../../billing/prices.ts";
 import type { ModelConfig, TierName } from "../../config/schema.ts";
 import type { Catalogue } from "../../engines/catalogue.ts";
 import type { EngineRegistry } from "../../engines/registry.ts";
-import { noEngineAvailable } from "../../http/media-errors.ts";
-import type { RequestTrace } from "../../http/request-trace.ts";
+import { noEngineAvailable } from "../../errors/media-errors.ts";
 import {
   tooManyVideoJobs,
   videoModelNotFound,
   videoNotFound,
   videoNotReady,
-} from "../../http/video-errors.ts";
+} from "../../errors/video-errors.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
 import {
   UNFINISHED,
   type VideoJobRow,
   type VideoJobsRepository,
 } from "../../store/repositories/video-jobs.ts";
+import type { RequestTrace } from "../../trace/request-trace.ts";
 import type { ContentCheck } from "../audio/content-check.ts";
 import type { VideoRequest } from "./validate-video-request.ts";
 import type { VideoCancel } from "./video-cancel.ts";

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config/schema.ts";
-import { unknownEndpoint } from "../../http/errors.ts";
+import { unknownEndpoint } from "../../errors/catalogue.ts";
 import { indexPage, unavailablePage } from "./index-page.ts";
 import { PAGE_HEADERS } from "./page-headers.ts";
 import { webAssets } from "./web-assets.ts";

@@ -1,7 +1,9 @@
 /**
- * The error catalogue: every error a client can see is built here, so status, type and code
- * stay exactly as the spec lists them. The handler (error-handler.ts) turns them into the
- * shape of the API the request came in on. The media endpoints' errors are in media-errors.ts.
+ * The error catalogue: every error a client can see is built in this folder, so status, type and
+ * code stay exactly as the spec lists them; the domain throws them without knowing HTTP, and the
+ * edge's handler (`http/error-handler.ts`) turns them into the shape of the API the request came in
+ * on. One family per file: media (media-errors.ts), videos (video-errors.ts), knowledge bases
+ * (knowledge-errors.ts), the rest here.
  */
 
 /** How the body of an error is drawn (spec "Errors / Shapes"). */

@@ -1,4 +1,4 @@
-import { ApiError } from "./errors.ts";
+import { ApiError } from "./catalogue.ts";
 
 /**
  * 429 `too_many_video_jobs`: the person has a job queued or in progress (spec "States and

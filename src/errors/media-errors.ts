@@ -1,8 +1,8 @@
 /**
  * The errors of the media endpoints (transcription, speech, images): the same catalogue as
- * errors.ts, one family per file so each stays readable.
+ * catalogue.ts, one family per file so each stays readable.
  */
-import { ApiError } from "./errors.ts";
+import { ApiError } from "./catalogue.ts";
 
 /** 400: the uploaded audio is not in an accepted format (detected from its content). */
 export function unsupportedAudioFormat(detected: string, accepted: readonly string[]): ApiError {

@@ -1,4 +1,4 @@
-import { ApiError } from "../../http/errors.ts";
+import { ApiError } from "./catalogue.ts";
 
 /** 409: the base has no document ready to be asked yet (uploaded ones are still being read, or failed). */
 export function knowledgeBaseNotReady(): ApiError {

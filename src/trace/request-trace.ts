@@ -1,5 +1,3 @@
-import type { FastifyInstance } from "fastify";
-
 /**
  * What one request did beyond Zona, filled in by the layers that know it (the key check, the
  * router, billing, the streams) and read once at its end by the access log line and the metrics.
@@ -25,20 +23,4 @@ export interface RequestTrace {
   completionTokens?: number;
   /** What the request cost, in the installation's currency, once settled. */
   cost?: number;
-}
-
-declare module "fastify" {
-  interface FastifyRequest {
-    /** This request's trace (see RequestTrace). */
-    trace: RequestTrace;
-  }
-}
-
-/** Gives every request a fresh trace before anything else runs. */
-export function installRequestTrace(app: FastifyInstance): void {
-  app.decorateRequest("trace", null as unknown as RequestTrace);
-  app.addHook("onRequest", (request, _reply, done) => {
-    request.trace = { requestId: request.id, startedAt: performance.now() };
-    done();
-  });
 }
