@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { openSharedMoney } from "../billing/shared/open-shared-money.ts";
 import { redisKeyPrefixes } from "../config/redis-keys.ts";
 import type { Config } from "../config/schema.ts";
+import { operatorApi } from "../routes/admin/operator-api.ts";
 import { createServices } from "../services/create-services.ts";
 import { DataDirBusyError, type DataDirOwner, readDataDirOwner } from "../store/data-dir-lock.ts";
 import { localCredentialPath, readLocalOperatorCredential } from "../store/local-operator-credential.ts";
@@ -103,7 +104,7 @@ async function direct(
     money,
   );
   return {
-    client: services.operator,
+    client: operatorApi(services.operator),
     mode: "direct",
     close: async () => {
       await money?.stop();

@@ -1,12 +1,12 @@
 import type { MachinesList } from "../engines/machines-view.ts";
-import type { Operator } from "../services/operator.ts";
+import type { OperatorApi } from "../routes/admin/operator-api.ts";
 
 /**
- * The operator actions as the `zona` command calls them: either the Operator itself over a store
+ * The operator actions as the `zona` command calls them: either the operator API's face over a store
  * this process opened, or the operator API of a running server. Same arguments, same answers.
  */
 export type OperatorClient = {
-  [K in keyof Operator]: (...args: Parameters<Operator[K]>) => ReturnType<Operator[K]>;
+  [K in keyof OperatorApi]: (...args: Parameters<OperatorApi[K]>) => ReturnType<OperatorApi[K]>;
 } & {
   /** Machine health, which only a running server knows: present through the operator API alone. */
   listMachines?: () => Promise<MachinesList>;

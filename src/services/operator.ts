@@ -1,21 +1,12 @@
-import { MAX_AMOUNT } from "../billing/money.ts";
 import type { Config } from "../config/schema.ts";
 import type { EngineRegistry } from "../engines/registry.ts";
 import { itemNotFound } from "../errors/catalogue.ts";
-import {
-  asFields,
-  booleanField,
-  dateField,
-  type Fields,
-  numberField,
-  stringField,
-  stringListField,
-} from "../http/fields.ts";
-import { listOutbox } from "../mail/outbox-list.ts";
+import { type MailQuery, mailView } from "../mail/mail-view.ts";
 import type { KnowledgeBasesRepository } from "../store/repositories/knowledge-bases.ts";
 import type { MailOutboxRepository } from "../store/repositories/mail-outbox.ts";
-import type { AccountsService } from "./accounts.ts";
-import { type ApiKeyChanges, type ApiKeysService, MAX_REQUESTS_PER_MINUTE } from "./api-keys.ts";
+import type { UsageFilter } from "../store/repositories/usage.ts";
+import type { AccountsService, NewAccount } from "./accounts.ts";
+import type { ApiKeyChanges, ApiKeysService, NewApiKey } from "./api-keys.ts";
 import type { CreditsService } from "./credits.ts";
 import { isKbSlug } from "./knowledge/kb-slug.ts";
 import type { ModelActivations } from "./model-activations.ts";
@@ -31,10 +22,17 @@ import {
 } from "./operator-views.ts";
 import type { UsageService } from "./usage.ts";
 
+/** Which page of a list: at most `limit` items after the first `offset`. */
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
 /**
- * What an operator can do, taking the fields of a request and returning what the operator API
- * answers. The HTTP routes and the `zona` command (when it opens the database itself) share it,
- * so both validate and answer alike.
+ * What an operator can do, returning what the operator API answers. Its wire face
+ * (`routes/admin/operator-api.ts`) reads the fields of a request into its arguments; the HTTP routes
+ * and the `zona` command (when it opens the database itself) share that face, so both validate and
+ * answer alike.
  */
 export class Operator {
   private readonly accounts: AccountsService;
@@ -70,28 +68,17 @@ export class Operator {
     this.now = deps.now ?? (() => new Date());
   }
 
-  async createAccount(body: unknown) {
-    const fields = asFields(body);
-    const password = stringField(fields, "password");
-    const language = stringField(fields, "language");
-    const emailVerified = booleanField(fields, "email_verified");
-    const row = await this.accounts.create({
-      email: stringField(fields, "email", { required: true, max: 254 }) ?? "",
-      ...(password !== undefined ? { password } : {}),
-      ...(language !== undefined ? { language } : {}),
-      ...(emailVerified !== undefined ? { emailVerified } : {}),
-    });
-    return accountView(row);
+  async createAccount(input: NewAccount) {
+    return accountView(await this.accounts.create(input));
   }
 
-  async listAccounts(query: unknown) {
-    const fields = asFields(query);
-    const email = stringField(fields, "email");
-    if (email !== undefined) {
-      const row = await this.accounts.findByEmail(email);
+  /** The account of an email address (a list of one, or none), or a page of every account. */
+  async listAccounts(query: { email: string } | { page: Page }) {
+    if ("email" in query) {
+      const row = await this.accounts.findByEmail(query.email);
       return listView(row ? [accountView(row)] : []);
     }
-    const rows = await this.accounts.list(page(fields));
+    const rows = await this.accounts.list(query.page);
     return listView(rows.map(accountView));
   }
 
@@ -107,45 +94,18 @@ export class Operator {
     return accountView(await this.accounts.markEmailVerified(id));
   }
 
-  async createKey(accountId: string, body: unknown) {
-    const fields = asFields(body);
-    const zones = stringListField(fields, "zones", { maxItems: 100 });
-    const monthlyLimit = numberField(fields, "monthly_limit", { min: 0, max: MAX_AMOUNT });
-    const requestsPerMinute = requestsPerMinuteField(fields);
-    const expiresAt = dateField(fields, "expires_at");
-    const { row, secret } = await this.keys.create(accountId, {
-      name: stringField(fields, "name", { required: true, max: 100 }) ?? "",
-      ...(zones !== undefined ? { zones } : {}),
-      ...(monthlyLimit !== undefined ? { monthlyLimit } : {}),
-      ...(typeof requestsPerMinute === "number" ? { requestsPerMinute } : {}),
-      ...(expiresAt !== undefined ? { expiresAt } : {}),
-    });
+  async createKey(accountId: string, input: NewApiKey) {
+    const { row, secret } = await this.keys.create(accountId, input);
     return { ...apiKeyView(row, this.now()), key: secret };
   }
 
-  /** Changes the fields given of a key; null clears one (zones, monthly_limit, requests_per_minute, expires_at). */
-  async updateKey(id: string, body: unknown) {
-    const fields = asFields(body);
-    const changes: ApiKeyChanges = {};
-    const name = stringField(fields, "name", { max: 100 });
-    if (name !== undefined) changes.name = name;
-    const zones = orNull(fields, "zones", () => stringListField(fields, "zones", { maxItems: 100 }));
-    if (zones !== undefined) changes.zones = zones;
-    const monthlyLimit = orNull(fields, "monthly_limit", () =>
-      numberField(fields, "monthly_limit", { min: 0, max: MAX_AMOUNT }),
-    );
-    if (monthlyLimit !== undefined) changes.monthlyLimit = monthlyLimit;
-    const requestsPerMinute = requestsPerMinuteField(fields);
-    if (requestsPerMinute !== undefined) changes.requestsPerMinute = requestsPerMinute;
-    const expiresAt = orNull(fields, "expires_at", () => dateField(fields, "expires_at"));
-    if (expiresAt !== undefined) changes.expiresAt = expiresAt;
+  /** Changes the fields given of a key; null clears one (zones, monthly limit, requests per minute, expiry). */
+  async updateKey(id: string, changes: ApiKeyChanges) {
     return apiKeyView(await this.keys.update(id, changes), this.now());
   }
 
-  async listKeys(query: unknown) {
-    const fields = asFields(query);
-    const accountId = stringField(fields, "account_id");
-    const rows = await this.keys.list(accountId === undefined ? {} : { accountId });
+  async listKeys(filter: { accountId?: string }) {
+    const rows = await this.keys.list(filter);
     const now = this.now();
     return listView(rows.map((row) => apiKeyView(row, now)));
   }
@@ -162,17 +122,13 @@ export class Operator {
     return creditBalanceView(accountId, await this.credits.balance(accountId), this.currency);
   }
 
-  async setCredits(accountId: string, body: unknown) {
-    const fields = asFields(body);
-    const balance = numberField(fields, "balance", { required: true, min: 0, max: MAX_AMOUNT }) ?? 0;
-    const next = await this.credits.set(accountId, balance, note(fields));
+  async setCredits(accountId: string, balance: number, note: string | null) {
+    const next = await this.credits.set(accountId, balance, note);
     return creditBalanceView(accountId, next, this.currency);
   }
 
-  async addCredits(accountId: string, body: unknown) {
-    const fields = asFields(body);
-    const amount = numberField(fields, "amount", { required: true, min: -MAX_AMOUNT, max: MAX_AMOUNT }) ?? 0;
-    const next = await this.credits.add(accountId, amount, note(fields));
+  async addCredits(accountId: string, amount: number, note: string | null) {
+    const next = await this.credits.add(accountId, amount, note);
     return creditBalanceView(accountId, next, this.currency);
   }
 
@@ -213,54 +169,20 @@ export class Operator {
   }
 
   /** Usage records, newest first, of an account, a key, a month, or all. */
-  async listUsage(query: unknown) {
-    const fields = asFields(query);
-    const rows = await this.usage.list(usageFilter(fields), page(fields));
+  async listUsage(filter: UsageFilter, page: Page) {
+    const rows = await this.usage.list(filter, page);
     return listView(rows.map(usageRecordView));
   }
 
   /** What an account or a key used and spent in a month (the current one by default). */
-  async usageSummary(query: unknown) {
-    const summary = await this.usage.summary(usageFilter(asFields(query)));
+  async usageSummary(filter: UsageFilter) {
+    const summary = await this.usage.summary(filter);
     return usageSummaryView(summary, this.currency);
   }
 
   /** The mail the service wrote, newest first; `pending` keeps what no SMTP server took (the outbox). */
-  async listMail(query: unknown) {
-    return listOutbox(this.mailOutbox, query);
+  async listMail(query: MailQuery) {
+    const rows = await this.mailOutbox.list(query);
+    return listView(rows.map(mailView));
   }
-}
-
-/** `requests_per_minute`: a whole number from 1, or null for the tier table's limit. */
-function requestsPerMinuteField(fields: Fields): number | null | undefined {
-  return orNull(fields, "requests_per_minute", () =>
-    numberField(fields, "requests_per_minute", { min: 1, max: MAX_REQUESTS_PER_MINUTE, integer: true }),
-  );
-}
-
-/** A field that may be set to null (which clears it), else read by `read`. */
-function orNull<T>(fields: Fields, name: string, read: () => T | undefined): T | null | undefined {
-  return fields[name] === null ? null : read();
-}
-
-function usageFilter(fields: Fields) {
-  const accountId = stringField(fields, "account_id");
-  const keyId = stringField(fields, "key_id");
-  const month = stringField(fields, "month");
-  return {
-    ...(accountId !== undefined ? { accountId } : {}),
-    ...(keyId !== undefined ? { keyId } : {}),
-    ...(month !== undefined ? { month } : {}),
-  };
-}
-
-function page(fields: Fields): { limit: number; offset: number } {
-  return {
-    limit: numberField(fields, "limit", { min: 1, max: 1000, integer: true }) ?? 100,
-    offset: numberField(fields, "offset", { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) ?? 0,
-  };
-}
-
-function note(fields: Fields): string | null {
-  return stringField(fields, "note", { max: 500 }) ?? null;
 }

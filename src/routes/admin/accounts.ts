@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import type { Operator } from "../../services/operator.ts";
+import type { OperatorApi } from "./operator-api.ts";
 
 type Id = { Params: { id: string } };
 
 /** Accounts of the operator API. */
-export async function adminAccountRoutes(app: FastifyInstance, options: { operator: Operator }) {
+export async function adminAccountRoutes(app: FastifyInstance, options: { operator: OperatorApi }) {
   const { operator } = options;
   app.post("/accounts", async (request, reply) =>
     reply.code(201).send(await operator.createAccount(request.body)),

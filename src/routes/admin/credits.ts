@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import type { Operator } from "../../services/operator.ts";
+import type { OperatorApi } from "./operator-api.ts";
 
 type Id = { Params: { id: string } };
 
 /** Prepaid credits of the operator API: read, set, add. */
-export async function adminCreditRoutes(app: FastifyInstance, options: { operator: Operator }) {
+export async function adminCreditRoutes(app: FastifyInstance, options: { operator: OperatorApi }) {
   const { operator } = options;
   app.get<Id>("/accounts/:id/credits", (request) => operator.getCredits(request.params.id));
   app.put<Id>("/accounts/:id/credits", (request) => operator.setCredits(request.params.id, request.body));

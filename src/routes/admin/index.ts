@@ -10,6 +10,7 @@ import { adminMachineRoutes } from "./machines.ts";
 import { adminMailRoutes } from "./mail.ts";
 import { adminMetricsRoutes } from "./metrics.ts";
 import { adminKnowledgeBaseRoutes, adminModelRoutes } from "./models.ts";
+import { operatorApi } from "./operator-api.ts";
 import { adminReloadRoutes } from "./reload.ts";
 import { adminUsageRoutes } from "./usage.ts";
 
@@ -22,14 +23,15 @@ export async function adminRoutes(
   options: AdminCredentials & { operator: Operator; metrics: MetricsRegistry; reloader: ConfigReloader },
 ) {
   installAdminAuth(app, { adminToken: options.adminToken, localToken: options.localToken });
-  await app.register(adminAccountRoutes, { operator: options.operator });
-  await app.register(adminKeyRoutes, { operator: options.operator });
-  await app.register(adminCreditRoutes, { operator: options.operator });
+  const operator = operatorApi(options.operator);
+  await app.register(adminAccountRoutes, { operator });
+  await app.register(adminKeyRoutes, { operator });
+  await app.register(adminCreditRoutes, { operator });
   await app.register(adminMetricsRoutes, { metrics: options.metrics });
-  await app.register(adminUsageRoutes, { operator: options.operator });
-  await app.register(adminModelRoutes, { operator: options.operator });
-  await app.register(adminKnowledgeBaseRoutes, { operator: options.operator });
-  await app.register(adminMailRoutes, { operator: options.operator });
+  await app.register(adminUsageRoutes, { operator });
+  await app.register(adminModelRoutes, { operator });
+  await app.register(adminKnowledgeBaseRoutes, { operator });
+  await app.register(adminMailRoutes, { operator });
   // The services object outlives reloads; its registry is replaced, so it is read per request.
   await app.register(adminMachineRoutes, {
     engines: () => app.services.engines,

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import type { Operator } from "../../services/operator.ts";
+import type { OperatorApi } from "./operator-api.ts";
 
 type Id = { Params: { id: string } };
 
 /** API keys of the operator API; the secret is in the answer of the create call only. */
-export async function adminKeyRoutes(app: FastifyInstance, options: { operator: Operator }) {
+export async function adminKeyRoutes(app: FastifyInstance, options: { operator: OperatorApi }) {
   const { operator } = options;
   app.post<Id>("/accounts/:id/keys", async (request, reply) =>
     reply.code(201).send(await operator.createKey(request.params.id, request.body)),

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import type { Operator } from "../../services/operator.ts";
+import type { OperatorApi } from "./operator-api.ts";
 
 type Id = { Params: { id: string } };
 
 /** The catalogue of the operator API, and activation of models served on request. */
-export async function adminModelRoutes(app: FastifyInstance, options: { operator: Operator }) {
+export async function adminModelRoutes(app: FastifyInstance, options: { operator: OperatorApi }) {
   const { operator } = options;
   app.get("/models", () => operator.listModels());
   app.post<Id>("/models/:id/activate", (request) => operator.setModelActive(request.params.id, true));
@@ -14,7 +14,7 @@ export async function adminModelRoutes(app: FastifyInstance, options: { operator
 type Slug = { Params: { slug: string } };
 
 /** Knowledge bases of the operator API: all of them, and which are shared with every key. */
-export async function adminKnowledgeBaseRoutes(app: FastifyInstance, options: { operator: Operator }) {
+export async function adminKnowledgeBaseRoutes(app: FastifyInstance, options: { operator: OperatorApi }) {
   const { operator } = options;
   app.get("/knowledge-bases", () => operator.listKnowledgeBases());
   app.post<Slug>("/knowledge-bases/:slug/share", (request) =>

@@ -2,10 +2,10 @@ import type { FastifyInstance } from "fastify";
 import { MAX_PASSWORD_LENGTH } from "../../auth/passwords.ts";
 import { LANGUAGES } from "../../config/schema.ts";
 import { ApiError, validationFailed } from "../../errors/catalogue.ts";
-import { bodyFields, FieldErrors, type TextRule, textField } from "../../http/app-fields.ts";
 import { addressLimit } from "../../limits/address-limits.ts";
 import type { SignedIn } from "../../services/auth/sign-in.ts";
 import type { Services } from "../../services/create-services.ts";
+import { bodyFields, FieldErrors, type TextRule, textField } from "../wire/app-fields.ts";
 import { requireUser } from "./app-user.ts";
 
 const MIN_PASSWORD_LENGTH = 8;

@@ -5,7 +5,7 @@ import { openEventStream } from "../../http/event-stream-response.ts";
 import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { userLimit } from "../../limits/user-limits.ts";
 import type { Services } from "../../services/create-services.ts";
-import { validateNewBase, validateQuestion } from "../../services/knowledge/validate-kb.ts";
+import { validateNewBase, validateQuestion } from "../wire/validate-kb.ts";
 import { requireUser } from "./app-user.ts";
 import { sendKbEvents } from "./kb-event-stream.ts";
 import { userContext } from "./user-context.ts";

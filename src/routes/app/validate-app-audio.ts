@@ -1,8 +1,8 @@
-import { bodyFields, FieldErrors, textField } from "../../http/app-fields.ts";
 import type { ReceivedFile } from "../../http/multipart-upload.ts";
 import type { SpeechRequest } from "../../services/audio/speech-service.ts";
-import { SPEECH_MAX_CHARACTERS } from "../../services/audio/validate-speech.ts";
-import { PROMPT_MAX_CHARACTERS } from "../../services/audio/validate-transcription.ts";
+import { bodyFields, FieldErrors, textField } from "../wire/app-fields.ts";
+import { SPEECH_MAX_CHARACTERS } from "../wire/validate-speech.ts";
+import { PROMPT_MAX_CHARACTERS } from "../wire/validate-transcription.ts";
 
 /** The fields of `POST /audio/transcribe`, validated. */
 export interface AppTranscribeFields {

@@ -1,7 +1,7 @@
 import { TIER_NAMES, type TierName } from "../../config/schema.ts";
-import { bodyFields, FieldErrors, textField } from "../../http/app-fields.ts";
 import type { OutgoingMessage } from "../../services/chat/chat-exchange.ts";
 import { TITLE_MAX_CHARACTERS } from "../../services/chat/chat-titles.ts";
+import { bodyFields, FieldErrors, textField } from "../wire/app-fields.ts";
 
 /** Longest message `content` (spec "Limits"). */
 export const CONTENT_MAX_CHARACTERS = 8000;

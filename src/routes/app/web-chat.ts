@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { LANGUAGES } from "../../config/schema.ts";
-import { bodyFields, FieldErrors, textField } from "../../http/app-fields.ts";
 import type { Language } from "../../services/accounts.ts";
 import { webChatModels } from "../../services/chat/web-models.ts";
 import type { Services } from "../../services/create-services.ts";
+import { bodyFields, FieldErrors, textField } from "../wire/app-fields.ts";
 import { requireUser } from "./app-user.ts";
 
 type WithId = { Params: { id: string } };

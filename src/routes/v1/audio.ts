@@ -6,8 +6,8 @@ import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import type { SpeechService } from "../../services/audio/speech-service.ts";
 import { verboseTranscription } from "../../services/audio/transcription-response.ts";
 import type { TranscriptionService } from "../../services/audio/transcription-service.ts";
-import { validateSpeech } from "../../services/audio/validate-speech.ts";
-import { validateTranscriptionFields } from "../../services/audio/validate-transcription.ts";
+import { validateSpeech } from "../wire/validate-speech.ts";
+import { validateTranscriptionFields } from "../wire/validate-transcription.ts";
 import { generationContext } from "./text-context.ts";
 
 /** What the audio routes of the key API are built from. */

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { ChatChunk } from "../../engines/types.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
-import { validateChat } from "../../services/text/validate-chat.ts";
 import { sendEventStream } from "./sse.ts";
 import { generationContext, isJsonBody, type TextRouteDeps } from "./text-context.ts";
+import { validateChat } from "./wire/validate-chat.ts";
 
 /** `POST /v1/chat/completions`: an answer, or a stream of chunks (spec "Text generation parameters"). */
 export function chatCompletionsRoutes(deps: TextRouteDeps): FastifyPluginAsync {

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { ChatChunk, TextChunk } from "../../engines/types.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
-import { validateCompletion } from "../../services/text/validate-completion.ts";
 import { streamedChunk } from "./chat-completions.ts";
 import { sendEventStream } from "./sse.ts";
 import { generationContext, isJsonBody, type TextRouteDeps } from "./text-context.ts";
+import { validateCompletion } from "./wire/validate-completion.ts";
 
 /**
  * `POST /v1/completions`: a `text_completion` answer, or (spec) a stream of chat-completion chunks

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
-import { validateEmbeddings } from "../../services/text/validate-embeddings.ts";
 import { generationContext, type TextRouteDeps } from "./text-context.ts";
+import { validateEmbeddings } from "./wire/validate-embeddings.ts";
 
 /** `POST /v1/embeddings`: always the catalogue's embedding model, vectors as floats or base64. */
 export function embeddingsRoutes(deps: TextRouteDeps): FastifyPluginAsync {

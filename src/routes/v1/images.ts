@@ -3,8 +3,8 @@ import { addressLimit } from "../../limits/address-limits.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import type { ImageFiles } from "../../services/images/image-files.ts";
 import type { ImageService } from "../../services/images/image-service.ts";
-import { validateImageRequest } from "../../services/images/validate-image-request.ts";
 import { generationContext } from "./text-context.ts";
+import { validateImageRequest } from "./wire/validate-image-request.ts";
 
 /** What the image routes are built from (read per request, so a reload reaches the next one). */
 export interface ImageRouteDeps {

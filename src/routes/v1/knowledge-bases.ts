@@ -4,8 +4,8 @@ import { abortWhenClientLeaves } from "../../http/event-stream-response.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import type { KbAsk } from "../../services/knowledge/kb-ask.ts";
 import type { KnowledgeBases } from "../../services/knowledge/knowledge-bases.ts";
-import { validateQuestion } from "../../services/knowledge/validate-kb.ts";
 import type { GenerationContext } from "../../services/text/text-generation.ts";
+import { validateQuestion } from "../wire/validate-kb.ts";
 
 /** What the knowledge-base routes are built from (read per request, so a reload reaches the next one). */
 export interface KnowledgeRouteDeps {

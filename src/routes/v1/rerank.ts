@@ -3,8 +3,8 @@ import type { FastifyPluginAsync } from "fastify";
 import { rerankNotImplemented } from "../../errors/catalogue.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
 import { estimateTokens } from "../../services/text/token-bounds.ts";
-import { validateRerank } from "../../services/text/validate-rerank.ts";
 import { generationContext, type TextRouteDeps } from "./text-context.ts";
+import { validateRerank } from "./wire/validate-rerank.ts";
 
 /**
  * `POST /v1/rerank`: always the catalogue's rerank model; 501 `not_implemented` where the catalogue

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { FastifyPluginAsync } from "fastify";
 import type { ChatCompletion } from "../../engines/types.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
-import { type ValidResponses, validateResponses } from "../../services/text/validate-responses.ts";
 import { generationContext, type TextRouteDeps } from "./text-context.ts";
+import { type ValidResponses, validateResponses } from "./wire/validate-responses.ts";
 
 /**
  * `POST /v1/responses`: the honoured subset of the Responses API, answered (never streamed) through

@@ -2,14 +2,10 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { invalidRequest, serverError, unknownParameter } from "../../errors/catalogue.ts";
 import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
-import {
-  type VideoFields,
-  validateVideoRequest,
-  videoPromptTooLong,
-} from "../../services/videos/validate-video-request.ts";
 import { isVideoId } from "../../services/videos/video-ids.ts";
 import type { VideoOwner, VideoService } from "../../services/videos/video-service.ts";
 import { generationContext } from "./text-context.ts";
+import { type VideoFields, validateVideoRequest, videoPromptTooLong } from "./wire/validate-video-request.ts";
 
 /** What the video routes are built from (read per request, so a reload reaches the next one). */
 export interface VideoRouteDeps {

@@ -18,8 +18,8 @@ import { toPng } from "../../media/to-png.ts";
 import type { ContentCheck } from "../audio/content-check.ts";
 import type { GenerationContext } from "../text/text-generation.ts";
 import type { ImageFiles } from "./image-files.ts";
+import type { ImageRequest } from "./image-request.ts";
 import { placeOn } from "./machine-gate.ts";
-import type { ImageRequest } from "./validate-image-request.ts";
 
 /** One picture as the client gets it: base64 PNG, or a signed link (path and query) to the kept PNG. */
 export type DeliveredImage = { b64_json: string } | { link: string };

@@ -20,11 +20,11 @@ import {
 } from "../../store/repositories/video-jobs.ts";
 import type { RequestTrace } from "../../trace/request-trace.ts";
 import type { ContentCheck } from "../audio/content-check.ts";
-import type { VideoRequest } from "./validate-video-request.ts";
 import type { VideoCancel } from "./video-cancel.ts";
 import { isVideoId, newVideoId } from "./video-ids.ts";
 import { type VideoObject, videoObject } from "./video-object.ts";
 import { VIDEO_JOB, videoQueueId } from "./video-queue.ts";
+import type { VideoRequest } from "./video-request.ts";
 
 /** Whose videos: the key's account (key API) or a signed-in user (app API), and who pays. */
 export interface VideoOwner {

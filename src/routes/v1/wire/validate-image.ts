@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
-import type { ModelConfig } from "../../config/schema.ts";
-import { imageNotSupported, unacceptableImage } from "../../errors/catalogue.ts";
+import type { ModelConfig } from "../../../config/schema.ts";
+import { imageNotSupported, unacceptableImage } from "../../../errors/catalogue.ts";
 import type { ImageRef } from "./validate-messages.ts";
 
 /** Images in chat input: up to 8 MB each (spec "Size and content limits"). */

@@ -1,5 +1,5 @@
-import { bodyFields, FieldErrors, textField } from "../../http/app-fields.ts";
-import type { KbQuestion } from "./kb-ask.ts";
+import type { KbQuestion } from "../../services/knowledge/kb-ask.ts";
+import { bodyFields, FieldErrors, textField } from "./app-fields.ts";
 
 /** Longest question, in characters (spec "Limits"). */
 export const QUESTION_MAX_CHARACTERS = 2000;

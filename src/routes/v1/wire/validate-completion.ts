@@ -1,5 +1,5 @@
-import type { CompletionCall } from "../../engines/types.ts";
-import { invalidRequest } from "../../errors/catalogue.ts";
+import type { CompletionCall } from "../../../engines/types.ts";
+import { invalidRequest } from "../../../errors/catalogue.ts";
 import { CHAT_REFUSED } from "./validate-chat.ts";
 import {
   type BodyOptions,

@@ -1,4 +1,4 @@
-import type { ChatCall } from "../../engines/types.ts";
+import type { ChatCall } from "../../../engines/types.ts";
 import {
   type BodyOptions,
   chatModel,

@@ -1,7 +1,7 @@
 import { invalidRequest } from "../../errors/catalogue.ts";
-import { asFields, stringField } from "../../http/fields.ts";
-import type { SpeechRequest } from "./speech-service.ts";
-import { speechLanguage } from "./voices.ts";
+import type { SpeechRequest } from "../../services/audio/speech-service.ts";
+import { speechLanguage } from "../../services/audio/voices.ts";
+import { asFields, stringField } from "./fields.ts";
 
 /** Longest `input`, in characters. */
 export const SPEECH_MAX_CHARACTERS = 5000;

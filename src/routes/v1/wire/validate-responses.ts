@@ -1,5 +1,5 @@
-import type { ChatCall, ChatMessage, ContentPart } from "../../engines/types.ts";
-import { invalidRequest, streamNotImplemented } from "../../errors/catalogue.ts";
+import type { ChatCall, ChatMessage, ContentPart } from "../../../engines/types.ts";
+import { invalidRequest, streamNotImplemented } from "../../../errors/catalogue.ts";
 import {
   chatModel,
   FieldErrors,

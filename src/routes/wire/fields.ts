@@ -1,4 +1,4 @@
-import { invalidRequest } from "../errors/catalogue.ts";
+import { invalidRequest } from "../../errors/catalogue.ts";
 
 /** A request body or query read as an object of named fields. */
 export type Fields = Record<string, unknown>;

@@ -1,5 +1,5 @@
-import { validationFailed } from "../errors/catalogue.ts";
-import { characterCount } from "../services/text/character-count.ts";
+import { validationFailed } from "../../errors/catalogue.ts";
+import { characterCount } from "../../services/text/character-count.ts";
 
 /** A JSON body read as named fields; a body that is not an object has none. */
 export function bodyFields(body: unknown): Record<string, unknown> {

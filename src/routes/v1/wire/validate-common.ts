@@ -1,4 +1,4 @@
-import type { ModelConfig } from "../../config/schema.ts";
+import type { ModelConfig } from "../../../config/schema.ts";
 import {
   invalidRequest,
   modelNotFound,
@@ -6,7 +6,7 @@ import {
   unsupportedParameter,
   validationFailed,
   wrongModelKind,
-} from "../../errors/catalogue.ts";
+} from "../../../errors/catalogue.ts";
 
 /** A request body read as named fields. */
 export type Fields = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { invalidRequest } from "../../errors/catalogue.ts";
+import { invalidRequest } from "../../../errors/catalogue.ts";
 import { fieldsOf, given, isObject } from "./validate-common.ts";
 
 /** Rerank limits (spec "Size and content limits"). */

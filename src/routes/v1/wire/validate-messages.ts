@@ -1,4 +1,4 @@
-import type { ChatMessage, ContentPart } from "../../engines/types.ts";
+import type { ChatMessage, ContentPart } from "../../../engines/types.ts";
 import { type FieldErrors, given, isObject, say } from "./validate-common.ts";
 
 /** Roles a chat message may have (spec "Text generation parameters"). */

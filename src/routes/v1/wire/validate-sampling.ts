@@ -3,7 +3,7 @@ import {
   invalidRequest,
   unsupportedParameter,
   unsupportedValue,
-} from "../../errors/catalogue.ts";
+} from "../../../errors/catalogue.ts";
 import {
   type FieldErrors,
   type Fields,

@@ -1,5 +1,6 @@
-import type { VideoSize } from "../../engines/types.ts";
-import { invalidRequest, unknownParameter, unsupportedParameter } from "../../errors/catalogue.ts";
+import type { VideoSize } from "../../../engines/types.ts";
+import { invalidRequest, unknownParameter, unsupportedParameter } from "../../../errors/catalogue.ts";
+import type { VideoRequest } from "../../../services/videos/video-request.ts";
 
 /** Longest prompt, in characters (spec "Limits"). */
 export const VIDEO_PROMPT_MAX_CHARACTERS = 2000;
@@ -11,16 +12,6 @@ export const VIDEO_SECONDS: readonly number[] = [5];
 export const VIDEO_MAX_SEED = 2_147_483_647;
 
 const FIELDS = new Set(["prompt", "model", "seconds", "size", "seed"]);
-
-/** A validated `POST /v1/videos` request. */
-export interface VideoRequest {
-  prompt: string;
-  /** Absent: the catalogue's first video model. */
-  model?: string;
-  seconds: number;
-  size: VideoSize;
-  seed?: number;
-}
 
 /** The fields of a request: a JSON object's, or a form's (every value a string, possibly repeated). */
 export type VideoFields = Record<string, unknown>;

@@ -1,6 +1,7 @@
-import type { ImageSize } from "../../engines/types.ts";
-import { invalidRequest, unknownParameter } from "../../errors/catalogue.ts";
-import type { Fields } from "../../http/fields.ts";
+import type { ImageSize } from "../../../engines/types.ts";
+import { invalidRequest, unknownParameter } from "../../../errors/catalogue.ts";
+import type { ImageRequest } from "../../../services/images/image-request.ts";
+import type { Fields } from "../../wire/fields.ts";
 
 /** Longest prompt, in characters (spec "Limits"). */
 export const IMAGE_PROMPT_MAX_CHARACTERS = 4000;
@@ -12,17 +13,6 @@ export const IMAGE_MAX_N = 4;
 export const IMAGE_MAX_SEED = 2_147_483_647;
 
 const FIELDS = new Set(["prompt", "model", "size", "n", "response_format", "seed"]);
-
-/** A validated `POST /v1/images/generations` body. */
-export interface ImageRequest {
-  prompt: string;
-  /** Absent: the catalogue's first image model. */
-  model?: string;
-  size: ImageSize;
-  n: number;
-  responseFormat: "b64_json" | "url";
-  seed?: number;
-}
 
 /**
  * Validates the JSON body of `POST /v1/images/generations` (spec "Images"): every field not in the

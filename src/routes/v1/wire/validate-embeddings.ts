@@ -1,4 +1,4 @@
-import { invalidRequest } from "../../errors/catalogue.ts";
+import { invalidRequest } from "../../../errors/catalogue.ts";
 import { fieldsOf, given } from "./validate-common.ts";
 
 /** Embeddings take up to 32 texts per request (spec "Size and content limits"). */
