@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { checkWorkflowFile } from "../engines/adapters/comfyui-workflow.ts";
+import { checkWorkflowFile } from "./comfyui-workflow.ts";
 import { PROTOCOLS, slug, TIER_NAMES } from "./names.ts";
 
 const workflowInput = z

@@ -2,6 +2,8 @@ import { z } from "zod";
 
 /** Languages the installation and accounts can speak (Romansh `rm` included). */
 export const LANGUAGES = ["it", "en", "de", "fr", "rm"] as const;
+/** Language codes an account may have. */
+export type Language = (typeof LANGUAGES)[number];
 /** Tier names, in the order of their speed. */
 export const TIER_NAMES = ["slow", "medium", "fast", "ludicrous"] as const;
 /** Endpoints with a per-key limit of their own (spec "Rate limits"); their limits may be changed. */

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from "fastify";
 import { redisKeyPrefixes } from "../config/redis-keys.ts";
 import type { Config } from "../config/schema.ts";
+import type { LimitMetrics } from "../metrics/limit-metrics.ts";
 import type { CounterStore } from "./counter-store.ts";
-import type { LimitMetrics } from "./limit-metrics.ts";
 import { MemoryCounterStore } from "./memory-counter-store.ts";
 
 // Start-up waits this long for Redis; without it the first requests would be counted in the process.

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, onRequestHookHandler } from "fastify";
+import type { Limiter } from "../metrics/limit-metrics.ts";
 import { TRUSTED_NETWORK_FACTOR } from "./address-limits.ts";
 import { remainingHeaders, routeLimitReached } from "./limit-headers.ts";
-import type { Limiter } from "./limit-metrics.ts";
 import { LIMIT_WINDOW_MS, type LimiterDeps, type RouteLimit } from "./route-limits.ts";
 import { clientAddress, type TrustedNetworks } from "./trusted-networks.ts";
 

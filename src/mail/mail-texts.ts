@@ -1,4 +1,4 @@
-import type { Language } from "../services/accounts.ts";
+import type { Language } from "../config/names.ts";
 
 /** The subject and text of a mail, before it is addressed. */
 export interface MailText {

@@ -1,5 +1,5 @@
-import { type LimitMetrics, limitMetrics } from "../limits/limit-metrics.ts";
 import { BillingMetrics } from "./billing-metrics.ts";
+import { type LimitMetrics, limitMetrics } from "./limit-metrics.ts";
 import { MetricsRegistry } from "./metrics-registry.ts";
 import { UpstreamMetrics } from "./upstream-metrics.ts";
 

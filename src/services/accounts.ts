@@ -1,11 +1,8 @@
 import { hashPassword, MAX_PASSWORD_LENGTH } from "../auth/passwords.ts";
-import { LANGUAGES } from "../config/schema.ts";
+import { LANGUAGES, type Language } from "../config/names.ts";
 import { conflict, invalidRequest, itemNotFound } from "../errors/catalogue.ts";
 import { isRowId } from "../store/ids.ts";
 import type { AccountRow, AccountsRepository } from "../store/repositories/accounts.ts";
-
-/** Language codes an account may have. */
-export type Language = (typeof LANGUAGES)[number];
 
 /** What is needed to open an account. */
 export interface NewAccount {

@@ -1,11 +1,11 @@
 import { randomInt, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fillWorkflow, loadWorkflow, WorkflowError } from "../../config/comfyui-workflow.ts";
 import { quotingEngine } from "../engine-words.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { abortError } from "../http/upstream-errors.ts";
 import { rootPath } from "../http/upstream-target.ts";
 import { type EngineAdapter, type MachineConfig, UpstreamError } from "../types.ts";
-import { fillWorkflow, loadWorkflow, WorkflowError } from "./comfyui-workflow.ts";
 import { DEFAULT_IMAGE_TIMEOUT_MS, type ImageAdapterOptions } from "./images-adapter.ts";
 import { expectImage } from "./images-transforms.ts";
 import { isPayload, type Payload, stringField } from "./payload.ts";

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
+import type { Language } from "../../config/names.ts";
 import { serverError } from "../../errors/catalogue.ts";
-import type { Language } from "../../services/accounts.ts";
 
 /** The signed-in user of an app API request. */
 export interface AppUser {

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Language } from "../../config/names.ts";
 import { LANGUAGES } from "../../config/schema.ts";
-import type { Language } from "../../services/accounts.ts";
 import { webChatModels } from "../../services/chat/web-models.ts";
 import type { Services } from "../../services/create-services.ts";
 import { bodyFields, FieldErrors, textField } from "../wire/app-fields.ts";

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { AccessTokens } from "../../auth/access-tokens.ts";
+import type { Language } from "../../config/names.ts";
 import { ApiError } from "../../errors/catalogue.ts";
 import type { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
-import type { AccountsService, Language } from "../accounts.ts";
+import type { AccountsService } from "../accounts.ts";
 
 /** The signed-in user behind an access token. */
 export interface SessionUser {

@@ -1,4 +1,4 @@
-import type { Language } from "../accounts.ts";
+import type { Language } from "../../config/names.ts";
 
 /** The web chat's title of a new conversation, in each language an installation can speak. */
 export const DEFAULT_TITLES: Record<Language, string> = {

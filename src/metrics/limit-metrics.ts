@@ -1,4 +1,4 @@
-import type { Counter, MetricsRegistry } from "../metrics/metrics-registry.ts";
+import type { Counter, MetricsRegistry } from "./metrics-registry.ts";
 
 /** The limiters a 429 may come from (the `limiter` label). */
 export type Limiter = "tier" | "endpoint" | "address" | "user";
