@@ -1,7 +1,8 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ChatEvent } from "../../contract/app-api.ts";
 import { drained, openEventStream } from "../../http/event-stream-response.ts";
-import type { ChatEvent, Exchange } from "../../services/chat/chat-exchange.ts";
+import type { Exchange } from "../../services/chat/chat-exchange.ts";
 
 /**
  * Writes the answer of `POST /chat/sessions/{id}/messages` (spec "Events"): status 200 with the

@@ -1,22 +1,9 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyRequest } from "fastify";
+import type { KbEvent, KbSource } from "../../contract/app-api.ts";
 import type { ChatChunk } from "../../engines/types.ts";
 import { UpstreamError } from "../../engines/types.ts";
 import { drained } from "../../http/event-stream-response.ts";
-import type { KbSource } from "../../services/knowledge/kb-prompt.ts";
-
-/** One event of a knowledge-base answer. */
-type KbEvent =
-  | { type: "sources"; sources: KbSource[] }
-  | { type: "delta"; text: string }
-  | { type: "error"; code: "upstream_error"; message: string }
-  | {
-      type: "done";
-      prompt_tokens: number;
-      completion_tokens: number;
-      latency_ms: number;
-      outcome: "ok" | "error";
-    };
 
 /**
  * Writes the answer of `POST /rag/kb/{slug}/chat` as server-sent events, as chat sessions do

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import { TIER_NAMES, type TierName } from "../../config/schema.ts";
+import type { ChatErrorCode, ChatEvent } from "../../contract/app-api.ts";
 import { type ChatCall, type ChatChunk, type TokenUsage, UpstreamError } from "../../engines/types.ts";
 import { ApiError, itemNotFound } from "../../errors/catalogue.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
@@ -7,22 +8,6 @@ import type { ConversationRow, ConversationsRepository } from "../../store/repos
 import type { GenerationContext, Placed, TextGeneration } from "../text/text-generation.ts";
 import { estimateChatInput } from "../text/token-bounds.ts";
 import { TITLE_JOB, type TitleJobData } from "./title-job.ts";
-
-/** One event of the answer stream (spec "Events"). */
-export type ChatEvent =
-  | { type: "delta"; text: string }
-  | { type: "error"; code: ChatErrorCode; message: string }
-  | {
-      type: "done";
-      prompt_tokens: number;
-      completion_tokens: number;
-      latency_ms: number;
-      outcome: "ok" | "error";
-      title_job_queued: boolean;
-    };
-
-/** The codes of the `error` event. */
-export type ChatErrorCode = "zone_unavailable" | "model_unavailable" | "upstream_error";
 
 /** A message to send, validated. */
 export interface OutgoingMessage {

@@ -1,3 +1,4 @@
+import type { KbSource } from "../../contract/app-api.ts";
 import type { Catalogue } from "../../engines/catalogue.ts";
 import type { ChatCall, ChatChunk, TokenUsage } from "../../engines/types.ts";
 import { ApiError, modelNotFound } from "../../errors/catalogue.ts";
@@ -5,7 +6,7 @@ import { knowledgeBaseNotReady } from "../../errors/knowledge-errors.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KnowledgeBaseRow, KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
 import type { GenerationContext, Placed, TextGeneration } from "../text/text-generation.ts";
-import { askMessages, type ChosenPassage, type KbSource, sourcesOf } from "./kb-prompt.ts";
+import { askMessages, type ChosenPassage, sourcesOf } from "./kb-prompt.ts";
 import { retrievePassages } from "./retrieve-passages.ts";
 
 /** A validated question to a knowledge base. */

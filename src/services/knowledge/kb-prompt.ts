@@ -1,3 +1,4 @@
+import type { KbSource } from "../../contract/app-api.ts";
 import type { ChatMessage } from "../../engines/types.ts";
 
 /** A passage chosen to answer a question, with where it comes from. */
@@ -8,17 +9,6 @@ export interface ChosenPassage {
   heading: string | null;
   text: string;
   /** Its relevance as ranked (the reranker's score when one ranked it, else the fused rank's). */
-  score: number;
-}
-
-/** A source of an answer as both APIs show it; `index` is the number the answer cites as [n]. */
-export interface KbSource {
-  index: number;
-  document: string;
-  document_id: string;
-  page: number | null;
-  section: string | null;
-  passage: string;
   score: number;
 }
 

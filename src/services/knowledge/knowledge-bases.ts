@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
+import type { KbDocumentStatus, KbDocumentView, KnowledgeBaseView } from "../../contract/app-api.ts";
 import { itemNotFound } from "../../errors/catalogue.ts";
 import { documentRefused } from "../../errors/knowledge-errors.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
@@ -14,36 +15,6 @@ import type { DocumentFormat } from "./documents/extracted-document.ts";
 import { judgeFile } from "./documents/judge-file.ts";
 import { INGEST_JOB, ingestQueueId } from "./ingest-queue.ts";
 import { isKbSlug, slugOf, withSuffix } from "./kb-slug.ts";
-
-/** A knowledge base as the app API shows it. */
-export interface KnowledgeBaseView {
-  slug: string;
-  name: string;
-  description: string | null;
-  /** Shared by the operator: every key of the installation may ask it. */
-  shared: boolean;
-  /** The signed-in user's own base (false: a shared base of another account). */
-  owned: boolean;
-  documents: number;
-  ready_documents: number;
-  created_at: string;
-}
-
-/** A document as the app API shows it. */
-export interface KbDocumentView {
-  id: string;
-  filename: string;
-  format: string;
-  size_bytes: number;
-  /** `queued`, `processing`, `ready` or `failed`. */
-  status: string;
-  /** Why a failed document could not be read. */
-  error: string | null;
-  passages: number;
-  pages: number | null;
-  created_at: string;
-  updated_at: string;
-}
 
 const SLUG_ATTEMPTS = 5;
 
@@ -224,12 +195,27 @@ export function documentView(row: KbDocumentRow): KbDocumentView {
     filename: row.filename,
     format: row.format,
     size_bytes: row.sizeBytes,
-    // A file still being stored is waiting to be read, as far as anyone can tell.
-    status: row.status === "receiving" ? "queued" : row.status,
+    status: documentStatus(row.status),
     error: row.error,
     passages: row.passages,
     pages: row.pages,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
+}
+
+// The stored states are the API's, and `receiving`: a file still being stored is waiting to be
+// read, as far as anyone can tell.
+const STATUS_SHOWN: Record<string, KbDocumentStatus> = {
+  receiving: "queued",
+  queued: "queued",
+  processing: "processing",
+  ready: "ready",
+  failed: "failed",
+};
+
+function documentStatus(stored: string): KbDocumentStatus {
+  const shown = STATUS_SHOWN[stored];
+  if (shown === undefined) throw new Error(`a document in an unknown state: ${stored}`);
+  return shown;
 }

@@ -53,16 +53,3 @@ export interface WebModels {
   tiers: string[];
   default_tier: string;
 }
-
-/** One event of the answer stream (spec "Events"). */
-export type AnswerEvent =
-  | { type: "delta"; text: string }
-  | { type: "error"; code: string; message: string }
-  | {
-      type: "done";
-      prompt_tokens: number;
-      completion_tokens: number;
-      latency_ms: number;
-      outcome: "ok" | "error";
-      title_job_queued: boolean;
-    };

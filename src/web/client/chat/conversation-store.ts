@@ -1,8 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
+import type { ChatEvent } from "../../../contract/app-api.ts";
 import { api, apiFetch } from "../api/api-client.ts";
 import { ApiError } from "../api/api-error.ts";
 import { readEventStream } from "../api/sse-reader.ts";
-import type { AnswerEvent, Conversation, Message } from "../api/types.ts";
+import type { Conversation, Message } from "../api/types.ts";
 import { errorText } from "../ui/error-text.ts";
 import { putConversation } from "./conversation-list.ts";
 
@@ -164,7 +165,7 @@ export async function send(id: string, content: string, model: string, tier: str
       },
       { signal: controller.signal },
     );
-    await readEventStream<AnswerEvent>(response, (event) => {
+    await readEventStream<ChatEvent>(response, (event) => {
       if (event.type === "delta") {
         text += event.text;
         answer({ content: text });

@@ -1,59 +1,9 @@
+import type { KbDocumentView, KbEvent, KnowledgeBaseView } from "../../../contract/app-api.ts";
 import { api, apiFetch } from "../api/api-client.ts";
 import { ApiError } from "../api/api-error.ts";
 import { readEventStream } from "../api/sse-reader.ts";
 import { type TextKey, t } from "../i18n/i18n.ts";
 import { errorText } from "../ui/error-text.ts";
-
-/** A knowledge base as the app API shows it (docs/knowledge-bases.md). */
-export interface KnowledgeBase {
-  slug: string;
-  name: string;
-  description: string | null;
-  shared: boolean;
-  /** The signed-in user's own base; false for a base the operator shared. */
-  owned: boolean;
-  documents: number;
-  ready_documents: number;
-  created_at: string;
-}
-
-/** A document of a base; `error` says why a `failed` one could not be read. */
-export interface KbDocument {
-  id: string;
-  filename: string;
-  format: string;
-  size_bytes: number;
-  status: "queued" | "processing" | "ready" | "failed";
-  error: string | null;
-  passages: number;
-  pages: number | null;
-  created_at: string;
-  updated_at: string;
-}
-
-/** A passage an answer was made from, numbered as the answer cites it (`[1]`). */
-export interface KbSource {
-  index: number;
-  document: string;
-  document_id: string;
-  page: number | null;
-  section: string | null;
-  passage: string;
-  score: number;
-}
-
-/** One event of the answer stream of `POST /rag/kb/{slug}/chat`. */
-export type KbAnswerEvent =
-  | { type: "sources"; sources: KbSource[] }
-  | { type: "delta"; text: string }
-  | { type: "error"; code: string; message: string }
-  | {
-      type: "done";
-      prompt_tokens: number;
-      completion_tokens: number;
-      latency_ms: number;
-      outcome: "ok" | "error";
-    };
 
 /** Limits of the app API (spec "Limits": question 2,000 characters, document upload 50 MB). */
 export const QUESTION_MAX_CHARACTERS = 2000;
@@ -73,24 +23,24 @@ export const ACCEPTED_FILES = [
 
 const path = (slug: string) => `/rag/kb/${encodeURIComponent(slug)}`;
 
-export async function listBases(): Promise<KnowledgeBase[]> {
-  return (await api<{ data: KnowledgeBase[] }>("GET", "/rag/kb")).data;
+export async function listBases(): Promise<KnowledgeBaseView[]> {
+  return (await api<{ data: KnowledgeBaseView[] }>("GET", "/rag/kb")).data;
 }
 
-export function createBase(fields: { name: string; description?: string }): Promise<KnowledgeBase> {
-  return api<KnowledgeBase>("POST", "/rag/kb", fields);
+export function createBase(fields: { name: string; description?: string }): Promise<KnowledgeBaseView> {
+  return api<KnowledgeBaseView>("POST", "/rag/kb", fields);
 }
 
 export function deleteBase(slug: string): Promise<void> {
   return api<void>("DELETE", path(slug));
 }
 
-export function readBase(slug: string): Promise<KnowledgeBase & { documents_list: KbDocument[] }> {
+export function readBase(slug: string): Promise<KnowledgeBaseView & { documents_list: KbDocumentView[] }> {
   return api("GET", path(slug));
 }
 
-export async function listDocuments(slug: string): Promise<KbDocument[]> {
-  return (await api<{ data: KbDocument[] }>("GET", `${path(slug)}/docs`)).data;
+export async function listDocuments(slug: string): Promise<KbDocumentView[]> {
+  return (await api<{ data: KbDocumentView[] }>("GET", `${path(slug)}/docs`)).data;
 }
 
 export function deleteDocument(slug: string, id: string): Promise<void> {
@@ -106,7 +56,7 @@ export function documentsPath(slug: string): string {
 export async function ask(
   slug: string,
   question: string,
-  onEvent: (event: KbAnswerEvent) => void,
+  onEvent: (event: KbEvent) => void,
   signal: AbortSignal,
 ): Promise<void> {
   const response = await apiFetch(
@@ -118,7 +68,7 @@ export async function ask(
     },
     { signal },
   );
-  await readEventStream<KbAnswerEvent>(response, onEvent);
+  await readEventStream<KbEvent>(response, onEvent);
 }
 
 const KNOWN_CODES: Record<string, TextKey> = {

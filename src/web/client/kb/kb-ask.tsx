@@ -1,8 +1,9 @@
 import { useEffect, useId, useRef, useState } from "preact/hooks";
+import type { KbSource } from "../../../contract/app-api.ts";
 import "./kb-ask.css";
 import { t } from "../i18n/i18n.ts";
 import { MarkdownView } from "../markdown/markdown-view.tsx";
-import { ask, type KbSource, kbErrorText, QUESTION_MAX_CHARACTERS } from "./kb-api.ts";
+import { ask, kbErrorText, QUESTION_MAX_CHARACTERS } from "./kb-api.ts";
 
 /** A question asked on this page and its answer. */
 interface Exchange {

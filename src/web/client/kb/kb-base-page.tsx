@@ -1,19 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import type { KbDocumentView, KnowledgeBaseView } from "../../../contract/app-api.ts";
 import { ApiError } from "../api/api-error.ts";
 import { t } from "../i18n/i18n.ts";
 import { Link, navigate } from "../router.tsx";
 import { ConfirmDialog } from "../ui/confirm-dialog.tsx";
 import { ErrorNotice } from "../ui/error-notice.tsx";
 import { installationName } from "../ui/installation.ts";
-import {
-  deleteBase,
-  deleteDocument,
-  type KbDocument,
-  type KnowledgeBase,
-  kbErrorText,
-  listDocuments,
-  readBase,
-} from "./kb-api.ts";
+import { deleteBase, deleteDocument, kbErrorText, listDocuments, readBase } from "./kb-api.ts";
 import { AskPanel } from "./kb-ask.tsx";
 import { DocumentList, UploadZone } from "./kb-documents.tsx";
 import { useUploads } from "./kb-upload.ts";
@@ -21,16 +14,17 @@ import { useUploads } from "./kb-upload.ts";
 // While a document is being read the list is read again: often at first, then less.
 const POLL_MS = [1000, 1000, 1500, 2000, 3000];
 
-const pending = (document: KbDocument) => document.status === "queued" || document.status === "processing";
+const pending = (document: KbDocumentView) =>
+  document.status === "queued" || document.status === "processing";
 
 /** `/kb/{slug}`: a base, its documents with their state (live), uploads, and questions to it. */
 export function KnowledgeBasePage(props: { slug: string }) {
   const { slug } = props;
-  const [base, setBase] = useState<KnowledgeBase>();
-  const [documents, setDocuments] = useState<KbDocument[]>();
+  const [base, setBase] = useState<KnowledgeBaseView>();
+  const [documents, setDocuments] = useState<KbDocumentView[]>();
   const [notFound, setNotFound] = useState(false);
   const [failure, setFailure] = useState<string>();
-  const [confirm, setConfirm] = useState<{ kind: "base" } | { kind: "document"; document: KbDocument }>();
+  const [confirm, setConfirm] = useState<{ kind: "base" } | { kind: "document"; document: KbDocumentView }>();
   // Counts changes made here (an upload, a deletion): a list read before one of them is stale.
   const changes = useRef(0);
 
@@ -80,13 +74,13 @@ export function KnowledgeBasePage(props: { slug: string }) {
     };
   }, [reading, slug]);
 
-  const onUploaded = useCallback((document: KbDocument) => {
+  const onUploaded = useCallback((document: KbDocumentView) => {
     changes.current += 1;
     setDocuments((list) => [document, ...(list ?? []).filter((item) => item.id !== document.id)]);
   }, []);
   const uploads = useUploads(slug, onUploaded);
 
-  const removeDocument = async (document: KbDocument) => {
+  const removeDocument = async (document: KbDocumentView) => {
     setConfirm(undefined);
     setFailure(undefined);
     try {

@@ -1,6 +1,7 @@
 import { useId, useRef, useState } from "preact/hooks";
+import type { KbDocumentView } from "../../../contract/app-api.ts";
 import { type TextKey, t } from "../i18n/i18n.ts";
-import { ACCEPTED_FILES, type KbDocument, sizeText } from "./kb-api.ts";
+import { ACCEPTED_FILES, sizeText } from "./kb-api.ts";
 import type { UploadItem } from "./kb-upload.ts";
 
 /**
@@ -66,11 +67,11 @@ export function UploadZone(props: { onFiles: (files: File[]) => void }) {
 
 /** The uploads under way or refused, then the base's documents with their state. */
 export function DocumentList(props: {
-  documents: KbDocument[];
+  documents: KbDocumentView[];
   uploads: UploadItem[];
   owned: boolean;
   onDismiss: (key: string) => void;
-  onDelete: (document: KbDocument) => void;
+  onDelete: (document: KbDocumentView) => void;
 }) {
   const { documents, uploads } = props;
   if (documents.length === 0 && uploads.length === 0)
@@ -126,14 +127,14 @@ function UploadRow(props: { item: UploadItem; onDismiss: () => void }) {
   );
 }
 
-const STATUS_TEXT: Record<KbDocument["status"], TextKey> = {
+const STATUS_TEXT: Record<KbDocumentView["status"], TextKey> = {
   queued: "kb.status.queued",
   processing: "kb.status.processing",
   ready: "kb.status.ready",
   failed: "kb.status.failed",
 };
 
-function DocumentRow(props: { document: KbDocument; onDelete: (() => void) | undefined }) {
+function DocumentRow(props: { document: KbDocumentView; onDelete: (() => void) | undefined }) {
   const { document } = props;
   const status = STATUS_TEXT[document.status] ? document.status : "queued";
   const facts = [document.format.toUpperCase(), sizeText(document.size_bytes)];

@@ -1,4 +1,5 @@
 import { useEffect, useId, useState } from "preact/hooks";
+import type { KnowledgeBaseView } from "../../../contract/app-api.ts";
 import { t } from "../i18n/i18n.ts";
 import { Link, navigate } from "../router.tsx";
 import { ConfirmDialog } from "../ui/confirm-dialog.tsx";
@@ -6,16 +7,16 @@ import { ErrorNotice } from "../ui/error-notice.tsx";
 import { fieldError } from "../ui/error-text.ts";
 import { FormField } from "../ui/form-field.tsx";
 import { installationName } from "../ui/installation.ts";
-import { createBase, deleteBase, type KnowledgeBase, kbErrorText, listBases } from "./kb-api.ts";
+import { createBase, deleteBase, kbErrorText, listBases } from "./kb-api.ts";
 
 const NAME_MAX = 128;
 const DESCRIPTION_MAX = 1000;
 
 /** `/kb`: the user's knowledge bases and the shared ones, a form to create one, and deleting one. */
 export function KnowledgeBaseList() {
-  const [bases, setBases] = useState<KnowledgeBase[]>();
+  const [bases, setBases] = useState<KnowledgeBaseView[]>();
   const [failure, setFailure] = useState<string>();
-  const [deleting, setDeleting] = useState<KnowledgeBase>();
+  const [deleting, setDeleting] = useState<KnowledgeBaseView>();
 
   useEffect(() => {
     document.title = `${t("kb.title")} · ${installationName()}`;
@@ -29,7 +30,7 @@ export function KnowledgeBaseList() {
     };
   }, []);
 
-  const remove = async (base: KnowledgeBase) => {
+  const remove = async (base: KnowledgeBaseView) => {
     setDeleting(undefined);
     setFailure(undefined);
     try {

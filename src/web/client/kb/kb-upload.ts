@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { KbDocumentView } from "../../../contract/app-api.ts";
 import { API_BASE, freshAccessToken } from "../api/api-client.ts";
 import { ApiError } from "../api/api-error.ts";
 import { t } from "../i18n/i18n.ts";
-import { DOCUMENT_MAX_BYTES, documentsPath, type KbDocument, kbErrorText } from "./kb-api.ts";
+import { DOCUMENT_MAX_BYTES, documentsPath, kbErrorText } from "./kb-api.ts";
 
 /** A file being uploaded, waiting for its turn, or refused. */
 export interface UploadItem {
@@ -30,7 +31,7 @@ let serial = 0;
  * their progress; each document Zona accepted goes to `onUploaded` (it is then `queued`). Uploads
  * stop when the component goes away.
  */
-export function useUploads(slug: string, onUploaded: (document: KbDocument) => void) {
+export function useUploads(slug: string, onUploaded: (document: KbDocumentView) => void) {
   const [items, setItems] = useState<UploadItem[]>([]);
   const queue = useRef<Array<{ key: string; file: File }>>([]);
   const running = useRef(false);
@@ -143,12 +144,12 @@ async function uploadDocument(
   file: File,
   signal: AbortSignal,
   on: { progress: (loaded: number, total: number) => void; sent: () => void },
-): Promise<KbDocument> {
+): Promise<KbDocumentView> {
   let response = await send(slug, file, await freshAccessToken(), signal, on);
   if (response.status === 401)
     response = await send(slug, file, await freshAccessToken({ renew: true }), signal, on);
   if (!response.ok) throw await ApiError.from(response);
-  return (await response.json()) as KbDocument;
+  return (await response.json()) as KbDocumentView;
 }
 
 function send(

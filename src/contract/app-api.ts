@@ -1,0 +1,76 @@
+/**
+ * The app API's wire types that the server writes and the web chat reads: one module, imported by
+ * both (the web chat's build takes the types alone). Field names are the API's own (snake_case).
+ */
+
+/** The codes of a chat answer's `error` event. */
+export type ChatErrorCode = "zone_unavailable" | "model_unavailable" | "upstream_error";
+
+/** One event of a chat answer's stream (`POST /api/v1/chat/sessions/{id}/messages`). */
+export type ChatEvent =
+  | { type: "delta"; text: string }
+  | { type: "error"; code: ChatErrorCode; message: string }
+  | {
+      type: "done";
+      prompt_tokens: number;
+      completion_tokens: number;
+      latency_ms: number;
+      outcome: "ok" | "error";
+      title_job_queued: boolean;
+    };
+
+/** A knowledge base as the app API shows it. */
+export interface KnowledgeBaseView {
+  slug: string;
+  name: string;
+  description: string | null;
+  /** Shared by the operator: every key of the installation may ask it. */
+  shared: boolean;
+  /** The signed-in user's own base (false: a shared base of another account). */
+  owned: boolean;
+  documents: number;
+  ready_documents: number;
+  created_at: string;
+}
+
+/** The states of a document: read in the background after its upload. */
+export type KbDocumentStatus = "queued" | "processing" | "ready" | "failed";
+
+/** A document as the app API shows it. */
+export interface KbDocumentView {
+  id: string;
+  filename: string;
+  format: string;
+  size_bytes: number;
+  status: KbDocumentStatus;
+  /** Why a failed document could not be read. */
+  error: string | null;
+  passages: number;
+  pages: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A source of an answer as both APIs show it; `index` is the number the answer cites as [n]. */
+export interface KbSource {
+  index: number;
+  document: string;
+  document_id: string;
+  page: number | null;
+  section: string | null;
+  passage: string;
+  score: number;
+}
+
+/** One event of a knowledge-base answer's stream (`POST /api/v1/rag/kb/{slug}/chat`). */
+export type KbEvent =
+  | { type: "sources"; sources: KbSource[] }
+  | { type: "delta"; text: string }
+  | { type: "error"; code: "upstream_error"; message: string }
+  | {
+      type: "done";
+      prompt_tokens: number;
+      completion_tokens: number;
+      latency_ms: number;
+      outcome: "ok" | "error";
+    };
