@@ -216,26 +216,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         }
       : {}),
     plugins: deps.keyApiPlugins ?? [],
-    text: services.text,
-    catalogue: services.catalogue,
   });
   // Image links need no key: they live beside the key API, not behind its authentication.
-  await app.register(
-    imageFileRoutes(() => services.imageFiles),
-    { prefix: PREFIX.key },
-  );
+  await app.register(imageFileRoutes, { prefix: PREFIX.key, services });
   services.imageFiles.startSweeper();
   startVideoWork(services);
   startDocumentWork(services);
   services.titleUpkeep.start();
   await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
-  if (config.app.web_chat.enabled) await app.register(webChatRoutes, { config: () => services.config });
+  if (config.app.web_chat.enabled) await app.register(webChatRoutes, { services });
   if (config.server.admin_token || deps.localOperatorToken) {
     await app.register(adminRoutes, {
       prefix: PREFIX.admin,
       adminToken: config.server.admin_token,
       localToken: deps.localOperatorToken,
-      operator: services.operator,
+      services,
       metrics,
       reloader,
     });

@@ -25,7 +25,7 @@ import type { KbUpkeep } from "./knowledge/kb-upkeep.ts";
 import type { KnowledgeBases } from "./knowledge/knowledge-bases.ts";
 import type { ModelActivations } from "./model-activations.ts";
 import type { Operator } from "./operator.ts";
-import type { TextService } from "./text/text-service.ts";
+import type { TextGeneration } from "./text/text-generation.ts";
 import type { UsageService } from "./usage.ts";
 import type { VideoRunner } from "./videos/video-runner.ts";
 import type { VideoService } from "./videos/video-service.ts";
@@ -49,7 +49,7 @@ export interface Services {
   /** Connections to the machines, closed with the app. */
   upstream: UpstreamClient;
   health: HealthProbe;
-  text: TextService;
+  text: TextGeneration;
   transcription: TranscriptionService;
   speech: SpeechService;
   /** Image generation (`POST /v1/images/generations`). */

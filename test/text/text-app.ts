@@ -1,8 +1,5 @@
 import { request as httpRequest } from "node:http";
-import { parseConfig } from "../../src/config/load.ts";
-import { Catalogue } from "../../src/engines/catalogue.ts";
 import type { CounterStore } from "../../src/limits/counter-store.ts";
-import { textRoutes } from "../../src/routes/v1/text-routes.ts";
 import { readJson } from "../helpers/read-json.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 import { FakeText } from "./fake-text.ts";
@@ -52,10 +49,12 @@ const unlimitedCounters: CounterStore = {
 /** Starts the app with the text routes wired to a FakeText; every request is counted as the first of its minute. */
 export async function startTextApp(models: Array<Record<string, unknown>> = TEXT_MODELS): Promise<TextApp> {
   const fake = new FakeText();
-  const catalogue = new Catalogue(parseConfig({ models }));
   const t = await startTestApp({
     config: { models },
-    keyApiPlugins: [textRoutes({ text: fake, catalogue })],
+    // The text routes read the text service per request: this app's answers come from the fake.
+    extend: (app) => {
+      app.services.text = fake;
+    },
     counterStore: unlimitedCounters,
   });
   const { key } = await t.newKey();

@@ -1,5 +1,5 @@
 import { type EspeakEngine, sharedEspeakEngine } from "../espeak/espeak-engine.ts";
-import { sharedUpstreamClient, type UpstreamClient } from "../http/upstream-client.ts";
+import type { UpstreamClient } from "../http/upstream-client.ts";
 import type { EngineAdapter, MachineConfig, VoiceName } from "../types.ts";
 import { createComfyUiAdapter } from "./comfyui-adapter.ts";
 import { createEspeakAdapter } from "./espeak-adapter.ts";
@@ -49,12 +49,4 @@ export function createAdapters(client: UpstreamClient, options: AdapterOptions =
     ["videos", createVideosAdapter(client, { requestTimeoutMs: options.videoRequestTimeoutMs })],
   ]);
   return (protocol) => adapters.get(protocol);
-}
-
-let defaults: AdapterLookup | undefined;
-
-/** The adapter of a protocol over the process-wide client with the default timeouts. */
-export function adapterFor(protocol: Protocol | string): EngineAdapter | undefined {
-  defaults ??= createAdapters(sharedUpstreamClient());
-  return defaults(protocol);
 }

@@ -362,11 +362,3 @@ async function readErrorBody(body: Dispatcher.ResponseData["body"], limit: numbe
   }
   return Buffer.concat(chunks).subarray(0, limit).toString("utf8");
 }
-
-let shared: UpstreamClient | undefined;
-
-/** The process-wide client with the default timeouts, created on first use. */
-export function sharedUpstreamClient(): UpstreamClient {
-  shared ??= new UpstreamClient();
-  return shared;
-}

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import type { OperatorApi } from "./operator-api.ts";
+import type { Services } from "../../services/services.ts";
+import { operatorApi } from "./operator-api.ts";
 
 type Id = { Params: { id: string } };
 
 /** Accounts of the operator API. */
-export async function adminAccountRoutes(app: FastifyInstance, options: { operator: OperatorApi }) {
-  const { operator } = options;
+export async function adminAccountRoutes(app: FastifyInstance, options: { services: Services }) {
+  const operator = operatorApi(options.services.operator);
   app.post("/accounts", async (request, reply) =>
     reply.code(201).send(await operator.createAccount(request.body)),
   );

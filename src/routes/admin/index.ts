@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { MetricsRegistry } from "../../metrics/metrics-registry.ts";
 import type { ConfigReloader } from "../../services/config-reloader.ts";
-import type { Operator } from "../../services/operator.ts";
+import type { Services } from "../../services/services.ts";
 import { adminAccountRoutes } from "./accounts.ts";
 import { type AdminCredentials, installAdminAuth } from "./admin-auth.ts";
 import { adminCreditRoutes } from "./credits.ts";
@@ -10,7 +10,6 @@ import { adminMachineRoutes } from "./machines.ts";
 import { adminMailRoutes } from "./mail.ts";
 import { adminMetricsRoutes } from "./metrics.ts";
 import { adminKnowledgeBaseRoutes, adminModelRoutes } from "./models.ts";
-import { operatorApi } from "./operator-api.ts";
 import { adminReloadRoutes } from "./reload.ts";
 import { adminUsageRoutes } from "./usage.ts";
 
@@ -20,22 +19,18 @@ import { adminUsageRoutes } from "./usage.ts";
  */
 export async function adminRoutes(
   app: FastifyInstance,
-  options: AdminCredentials & { operator: Operator; metrics: MetricsRegistry; reloader: ConfigReloader },
+  options: AdminCredentials & { services: Services; metrics: MetricsRegistry; reloader: ConfigReloader },
 ) {
   installAdminAuth(app, { adminToken: options.adminToken, localToken: options.localToken });
-  const operator = operatorApi(options.operator);
-  await app.register(adminAccountRoutes, { operator });
-  await app.register(adminKeyRoutes, { operator });
-  await app.register(adminCreditRoutes, { operator });
+  const { services } = options;
+  await app.register(adminAccountRoutes, { services });
+  await app.register(adminKeyRoutes, { services });
+  await app.register(adminCreditRoutes, { services });
   await app.register(adminMetricsRoutes, { metrics: options.metrics });
-  await app.register(adminUsageRoutes, { operator });
-  await app.register(adminModelRoutes, { operator });
-  await app.register(adminKnowledgeBaseRoutes, { operator });
-  await app.register(adminMailRoutes, { operator });
-  // The services object outlives reloads; its registry is replaced, so it is read per request.
-  await app.register(adminMachineRoutes, {
-    engines: () => app.services.engines,
-    config: () => app.services.config,
-  });
+  await app.register(adminUsageRoutes, { services });
+  await app.register(adminModelRoutes, { services });
+  await app.register(adminKnowledgeBaseRoutes, { services });
+  await app.register(adminMailRoutes, { services });
+  await app.register(adminMachineRoutes, { services });
   await app.register(adminReloadRoutes, { reloader: options.reloader });
 }

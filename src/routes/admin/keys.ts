@@ -1,11 +1,12 @@
 import type { FastifyInstance } from "fastify";
-import type { OperatorApi } from "./operator-api.ts";
+import type { Services } from "../../services/services.ts";
+import { operatorApi } from "./operator-api.ts";
 
 type Id = { Params: { id: string } };
 
 /** API keys of the operator API; the secret is in the answer of the create call only. */
-export async function adminKeyRoutes(app: FastifyInstance, options: { operator: OperatorApi }) {
-  const { operator } = options;
+export async function adminKeyRoutes(app: FastifyInstance, options: { services: Services }) {
+  const operator = operatorApi(options.services.operator);
   app.post<Id>("/accounts/:id/keys", async (request, reply) =>
     reply.code(201).send(await operator.createKey(request.params.id, request.body)),
   );

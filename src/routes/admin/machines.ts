@@ -1,19 +1,15 @@
 import type { FastifyInstance } from "fastify";
-import type { Config } from "../../config/schema.ts";
 import { machinesView } from "../../engines/machines-view.ts";
-import type { EngineRegistry } from "../../engines/registry.ts";
+import type { Services } from "../../services/services.ts";
 
 /**
  * `GET /admin/v1/machines`: every machine with its health, errors, load and latency. The registry
  * is read per request, since a configuration reload puts a new one in place.
  */
-export async function adminMachineRoutes(
-  app: FastifyInstance,
-  options: { engines: () => EngineRegistry; config: () => Config; now?: () => number },
-) {
-  const now = options.now ?? Date.now;
+export async function adminMachineRoutes(app: FastifyInstance, options: { services: Services }) {
+  const { services } = options;
   app.get("/machines", () => {
-    const models = options.config().models;
-    return machinesView(options.engines(), now(), (id) => models.find((model) => model.id === id)?.kind);
+    const models = services.config.models;
+    return machinesView(services.engines, Date.now(), (id) => models.find((model) => model.id === id)?.kind);
   });
 }

@@ -1,27 +1,27 @@
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { ChatChunk } from "../../engines/types.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
+import type { Services } from "../../services/services.ts";
 import { sendEventStream } from "./sse.ts";
-import { generationContext, isJsonBody, type TextRouteDeps } from "./text-context.ts";
+import { generationContext, isJsonBody } from "./text-context.ts";
 import { validateChat } from "./wire/validate-chat.ts";
 
 /** `POST /v1/chat/completions`: an answer, or a stream of chunks (spec "Text generation parameters"). */
-export function chatCompletionsRoutes(deps: TextRouteDeps): FastifyPluginAsync {
-  return async (app) => {
-    app.post("/chat/completions", { config: endpointLimit("chatCompletions") }, async (request, reply) => {
-      const valid = validateChat(request.body, { json: isJsonBody(request), catalogue: deps.catalogue });
-      const { context, controller } = generationContext(request, reply, "chat.completions");
-      if (valid.stream) {
-        const placed = await deps.text.chatStream(valid.call, context);
-        await sendEventStream(request, reply, placed, controller, (chunk) =>
-          streamedChunk(chunk, valid.includeUsage),
-        );
-        return reply;
-      }
-      const placed = await deps.text.chat(valid.call, context);
-      return reply.header("x-zona", placed.zone).send(placed.result);
-    });
-  };
+export async function chatCompletionsRoutes(app: FastifyInstance, options: { services: Services }) {
+  const { services } = options;
+  app.post("/chat/completions", { config: endpointLimit("chatCompletions") }, async (request, reply) => {
+    const valid = validateChat(request.body, { json: isJsonBody(request), catalogue: services.catalogue });
+    const { context, controller } = generationContext(request, reply, "chat.completions");
+    if (valid.stream) {
+      const placed = await services.text.chatStream(valid.call, context);
+      await sendEventStream(request, reply, placed, controller, (chunk) =>
+        streamedChunk(chunk, valid.includeUsage),
+      );
+      return reply;
+    }
+    const placed = await services.text.chat(valid.call, context);
+    return reply.header("x-zona", placed.zone).send(placed.result);
+  });
 }
 
 /**

@@ -1,9 +1,10 @@
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { ChatChunk, TextChunk } from "../../engines/types.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
+import type { Services } from "../../services/services.ts";
 import { streamedChunk } from "./chat-completions.ts";
 import { sendEventStream } from "./sse.ts";
-import { generationContext, isJsonBody, type TextRouteDeps } from "./text-context.ts";
+import { generationContext, isJsonBody } from "./text-context.ts";
 import { validateCompletion } from "./wire/validate-completion.ts";
 
 /**
@@ -11,26 +12,25 @@ import { validateCompletion } from "./wire/validate-completion.ts";
  * with the text in `delta.content`; each streamed choice also carries it as `text`, where the
  * text-completion clients (the `openai` SDK's `completions.create`, LangChain's `OpenAI`) read it.
  */
-export function completionsRoutes(deps: TextRouteDeps): FastifyPluginAsync {
-  return async (app) => {
-    app.post("/completions", { config: endpointLimit("completions") }, async (request, reply) => {
-      const valid = validateCompletion(request.body, {
-        json: isJsonBody(request),
-        catalogue: deps.catalogue,
-      });
-      const { context, controller } = generationContext(request, reply, "completions");
-      if (valid.stream) {
-        const placed = await deps.text.completeStream(valid.call, context);
-        const toChat = chatChunkConverter();
-        await sendEventStream(request, reply, placed, controller, (chunk) =>
-          streamedChunk(toChat(chunk), valid.includeUsage),
-        );
-        return reply;
-      }
-      const placed = await deps.text.complete(valid.call, context);
-      return reply.header("x-zona", placed.zone).send(placed.result);
+export async function completionsRoutes(app: FastifyInstance, options: { services: Services }) {
+  const { services } = options;
+  app.post("/completions", { config: endpointLimit("completions") }, async (request, reply) => {
+    const valid = validateCompletion(request.body, {
+      json: isJsonBody(request),
+      catalogue: services.catalogue,
     });
-  };
+    const { context, controller } = generationContext(request, reply, "completions");
+    if (valid.stream) {
+      const placed = await services.text.completeStream(valid.call, context);
+      const toChat = chatChunkConverter();
+      await sendEventStream(request, reply, placed, controller, (chunk) =>
+        streamedChunk(toChat(chunk), valid.includeUsage),
+      );
+      return reply;
+    }
+    const placed = await services.text.complete(valid.call, context);
+    return reply.header("x-zona", placed.zone).send(placed.result);
+  });
 }
 
 /**

@@ -1,16 +1,14 @@
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { Config } from "../../config/schema.ts";
-import type { Catalogue } from "../../engines/catalogue.ts";
 import { type DeferredKeyLimits, installKeyLimits, type KeyLimitSettings } from "../../limits/key-limits.ts";
 import type { LimiterDeps } from "../../limits/route-limits.ts";
 import type { Services } from "../../services/create-services.ts";
-import type { TextGeneration } from "../../services/text/text-generation.ts";
 import { audioRoutes } from "./audio.ts";
 import { imageRoutes } from "./images.ts";
 import { installKeyAuth } from "./key-auth.ts";
 import { knowledgeBaseRoutes } from "./knowledge-bases.ts";
 import { modelsRoutes } from "./models.ts";
-import { isTextRoutes, textRoutes } from "./text-routes.ts";
+import { textRoutes } from "./text-routes.ts";
 import { videoRoutes } from "./videos.ts";
 
 /**
@@ -27,9 +25,6 @@ export async function keyApiRoutes(
     /** Key limits taken with the money hold (money in Redis). */
     deferred?: DeferredKeyLimits;
     plugins: FastifyPluginAsync[];
-    /** Text generation, embeddings and rerank; the text routes exist only when it is given. */
-    text?: TextGeneration;
-    catalogue?: Catalogue;
   },
 ) {
   // The services are read per request, so a configuration reload reaches the next request.
@@ -40,54 +35,12 @@ export async function keyApiRoutes(
     settings: () => keyLimitSettings(services.config),
     ...(options.deferred ? { deferred: options.deferred } : {}),
   });
-  await app.register(modelsRoutes, { current: () => services.config });
-  // Text routes among the extra plugins (a test's, over a fake service) take the place of the real ones.
-  if (options.text && options.catalogue && !options.plugins.some(isTextRoutes)) {
-    await app.register(
-      textRoutes({
-        get text() {
-          return services.text;
-        },
-        get catalogue() {
-          return services.catalogue;
-        },
-      }),
-    );
-  }
-  await app.register(
-    audioRoutes({
-      get transcription() {
-        return services.transcription;
-      },
-      get speech() {
-        return services.speech;
-      },
-    }),
-  );
-  await app.register(
-    imageRoutes({
-      get images() {
-        return services.images;
-      },
-    }),
-  );
-  await app.register(
-    videoRoutes({
-      get videos() {
-        return services.videos;
-      },
-    }),
-  );
-  await app.register(
-    knowledgeBaseRoutes({
-      get knowledgeBases() {
-        return services.knowledgeBases;
-      },
-      get kbAsk() {
-        return services.kbAsk;
-      },
-    }),
-  );
+  await app.register(modelsRoutes, { services });
+  await app.register(textRoutes, { services });
+  await app.register(audioRoutes, { services });
+  await app.register(imageRoutes, { services });
+  await app.register(videoRoutes, { services });
+  await app.register(knowledgeBaseRoutes, { services });
   for (const plugin of options.plugins) await app.register(plugin);
 }
 

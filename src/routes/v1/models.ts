@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Config } from "../../config/schema.ts";
 import { listedModels } from "../../engines/catalogue.ts";
 import { modelNotFound, unknownEndpoint } from "../../errors/catalogue.ts";
+import type { Services } from "../../services/services.ts";
 
 /** The model objects of one configuration, serialised once. */
 interface ServedModels {
@@ -13,13 +14,13 @@ interface ServedModels {
  * `GET /v1/models` (the served catalogue, every entry with the installation's `owned_by`) and
  * `GET /v1/models/{id}` (one of them, the SDKs' `models.retrieve`; 404 `model_not_found` for an id
  * that is not listed). Not billed; counted toward the tier limit only. Both follow a configuration
- * reload: `current` is asked on every request.
+ * reload: the configuration in force is read on every request.
  */
-export async function modelsRoutes(app: FastifyInstance, options: { current: () => Config }): Promise<void> {
+export async function modelsRoutes(app: FastifyInstance, options: { services: Services }): Promise<void> {
   // A reloaded configuration is a new object, so the cache follows it and forgets the old one.
   const cache = new WeakMap<Config, ServedModels>();
   const served = (): ServedModels => {
-    const config = options.current();
+    const config = options.services.config;
     let models = cache.get(config);
     if (!models) {
       models = serialise(config);

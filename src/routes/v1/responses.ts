@@ -1,23 +1,23 @@
 import { randomBytes } from "node:crypto";
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { ChatCompletion } from "../../engines/types.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
-import { generationContext, type TextRouteDeps } from "./text-context.ts";
+import type { Services } from "../../services/services.ts";
+import { generationContext } from "./text-context.ts";
 import { type ValidResponses, validateResponses } from "./wire/validate-responses.ts";
 
 /**
  * `POST /v1/responses`: the honoured subset of the Responses API, answered (never streamed) through
  * the chat service, in the Responses object shape the official SDKs parse.
  */
-export function responsesRoutes(deps: TextRouteDeps): FastifyPluginAsync {
-  return async (app) => {
-    app.post("/responses", { config: endpointLimit("responses") }, async (request, reply) => {
-      const valid = validateResponses(request.body, deps.catalogue);
-      const { context } = generationContext(request, reply, "responses");
-      const placed = await deps.text.chat(valid.call, context);
-      return reply.header("x-zona", placed.zone).send(responseObject(placed.result, valid));
-    });
-  };
+export async function responsesRoutes(app: FastifyInstance, options: { services: Services }) {
+  const { services } = options;
+  app.post("/responses", { config: endpointLimit("responses") }, async (request, reply) => {
+    const valid = validateResponses(request.body, services.catalogue);
+    const { context } = generationContext(request, reply, "responses");
+    const placed = await services.text.chat(valid.call, context);
+    return reply.header("x-zona", placed.zone).send(responseObject(placed.result, valid));
+  });
 }
 
 /**

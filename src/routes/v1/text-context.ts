@@ -1,14 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Catalogue } from "../../engines/catalogue.ts";
 import { serverError } from "../../errors/catalogue.ts";
 import { abortWhenClientLeaves } from "../../http/event-stream-response.ts";
-import type { GenerationContext, TextGeneration } from "../../services/text/text-generation.ts";
-
-/** What the text routes of the key API are built from. */
-export interface TextRouteDeps {
-  text: TextGeneration;
-  catalogue: Pick<Catalogue, "find" | "firstOfKind">;
-}
+import type { GenerationContext } from "../../services/text/text-generation.ts";
 
 /** A request's generation context and the controller that aborts it when the client goes away. */
 export interface ContextHandle {

@@ -1,16 +1,12 @@
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { invalidRequest, serverError, unknownParameter } from "../../errors/catalogue.ts";
 import { isMultipart, receiveMultipart } from "../../http/multipart-upload.ts";
 import { endpointLimit } from "../../limits/endpoint-limits.ts";
+import type { Services } from "../../services/services.ts";
 import { isVideoId } from "../../services/videos/video-ids.ts";
-import type { VideoOwner, VideoService } from "../../services/videos/video-service.ts";
+import type { VideoOwner } from "../../services/videos/video-service.ts";
 import { generationContext } from "./text-context.ts";
 import { type VideoFields, validateVideoRequest, videoPromptTooLong } from "./wire/validate-video-request.ts";
-
-/** What the video routes are built from (read per request, so a reload reaches the next one). */
-export interface VideoRouteDeps {
-  videos: VideoService;
-}
 
 // A form carries a few short fields; the prompt is the longest (2,000 characters, up to 8 KB of UTF-8).
 const FORM_LIMITS = {
@@ -32,64 +28,63 @@ const DEFAULT_PAGE = 20;
  * `GET /v1/videos/{id}`, `GET /v1/videos/{id}/content` and `DELETE /v1/videos/{id}`, each with its
  * own endpoint counter. The person is the key's account.
  */
-export function videoRoutes(deps: VideoRouteDeps): FastifyPluginAsync {
-  return async (app) => {
-    app.post("/videos", { config: endpointLimit("videoCreate") }, async (request, reply) => {
-      const fields = await requestFields(request);
-      const valid = validateVideoRequest(fields);
-      const { context } = generationContext(request, reply, "videos");
-      const video = await deps.videos.create(valid, {
-        requestId: context.requestId,
-        owner: ownerOf(request),
-        tier: context.tier,
-        signal: context.signal,
-        ...(context.trace ? { trace: context.trace } : {}),
-      });
-      return reply.send(video);
+export async function videoRoutes(app: FastifyInstance, options: { services: Services }) {
+  const { services } = options;
+  app.post("/videos", { config: endpointLimit("videoCreate") }, async (request, reply) => {
+    const fields = await requestFields(request);
+    const valid = validateVideoRequest(fields);
+    const { context } = generationContext(request, reply, "videos");
+    const video = await services.videos.create(valid, {
+      requestId: context.requestId,
+      owner: ownerOf(request),
+      tier: context.tier,
+      signal: context.signal,
+      ...(context.trace ? { trace: context.trace } : {}),
     });
+    return reply.send(video);
+  });
 
-    app.get("/videos", { config: endpointLimit("videoList") }, async (request, reply) => {
-      const query = queryOf(request, LIST_FIELDS);
-      const page = {
-        limit: pageLimit(query.limit),
-        order: pageOrder(query.order),
-        ...(query.after !== undefined && query.after !== "" ? { after: pageCursor(query.after) } : {}),
-      };
-      return reply.send(await deps.videos.list(ownerOf(request), page));
-    });
+  app.get("/videos", { config: endpointLimit("videoList") }, async (request, reply) => {
+    const query = queryOf(request, LIST_FIELDS);
+    const page = {
+      limit: pageLimit(query.limit),
+      order: pageOrder(query.order),
+      ...(query.after !== undefined && query.after !== "" ? { after: pageCursor(query.after) } : {}),
+    };
+    return reply.send(await services.videos.list(ownerOf(request), page));
+  });
 
-    app.get<{ Params: { id: string } }>(
-      "/videos/:id",
-      { config: endpointLimit("videoRetrieve") },
-      async (request, reply) => reply.send(await deps.videos.get(ownerOf(request), request.params.id)),
-    );
+  app.get<{ Params: { id: string } }>(
+    "/videos/:id",
+    { config: endpointLimit("videoRetrieve") },
+    async (request, reply) => reply.send(await services.videos.get(ownerOf(request), request.params.id)),
+  );
 
-    app.get<{ Params: { id: string } }>(
-      "/videos/:id/content",
-      { config: endpointLimit("videoContent") },
-      async (request, reply) => {
-        const variant = queryOf(request, CONTENT_FIELDS).variant ?? "video";
-        if (variant !== "video") {
-          throw invalidRequest("Only the video itself can be downloaded: 'variant' must be video.", {
-            param: "variant",
-            code: "invalid_value",
-          });
-        }
-        const content = await deps.videos.content(ownerOf(request), request.params.id);
-        return reply
-          .type("video/mp4")
-          .header("content-disposition", `attachment; filename="${request.params.id}.mp4"`)
-          .header("cache-control", `private, max-age=${content.secondsLeft}`)
-          .send(content.mp4);
-      },
-    );
+  app.get<{ Params: { id: string } }>(
+    "/videos/:id/content",
+    { config: endpointLimit("videoContent") },
+    async (request, reply) => {
+      const variant = queryOf(request, CONTENT_FIELDS).variant ?? "video";
+      if (variant !== "video") {
+        throw invalidRequest("Only the video itself can be downloaded: 'variant' must be video.", {
+          param: "variant",
+          code: "invalid_value",
+        });
+      }
+      const content = await services.videos.content(ownerOf(request), request.params.id);
+      return reply
+        .type("video/mp4")
+        .header("content-disposition", `attachment; filename="${request.params.id}.mp4"`)
+        .header("cache-control", `private, max-age=${content.secondsLeft}`)
+        .send(content.mp4);
+    },
+  );
 
-    app.delete<{ Params: { id: string } }>(
-      "/videos/:id",
-      { config: endpointLimit("videoDelete") },
-      async (request, reply) => reply.send(await deps.videos.delete(ownerOf(request), request.params.id)),
-    );
-  };
+  app.delete<{ Params: { id: string } }>(
+    "/videos/:id",
+    { config: endpointLimit("videoDelete") },
+    async (request, reply) => reply.send(await services.videos.delete(ownerOf(request), request.params.id)),
+  );
 }
 
 /** The key's account is the person: every key of it sees its videos, and its one job at a time. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Config } from "../../config/schema.ts";
 import { unknownEndpoint } from "../../errors/catalogue.ts";
+import type { Services } from "../../services/services.ts";
 import { indexPage, unavailablePage } from "./index-page.ts";
 import { PAGE_HEADERS } from "./page-headers.ts";
 import { webAssets } from "./web-assets.ts";
@@ -32,7 +32,7 @@ const YEAR_SECONDS = 365 * 24 * 3600;
  * strict CSP and never cached, and its files under /assets/ with hashed names, cached for a year,
  * sent compressed when the browser takes it. The front end talks to the app API only.
  */
-export async function webChatRoutes(app: FastifyInstance, options: { config: () => Config }) {
+export async function webChatRoutes(app: FastifyInstance, options: { services: Services }) {
   let build: WebBuild | undefined;
   try {
     build = await webAssets();
@@ -43,7 +43,7 @@ export async function webChatRoutes(app: FastifyInstance, options: { config: () 
   const pages = new Map<string, string>();
   const page = (): string | undefined => {
     if (!build) return undefined;
-    const { name, language } = options.config().installation;
+    const { name, language } = options.services.config.installation;
     const key = `${language}\u0000${name}`;
     let html = pages.get(key);
     if (html === undefined) {

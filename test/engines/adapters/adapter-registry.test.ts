@@ -1,8 +1,12 @@
-import { describe, expect, it } from "vitest";
-import { adapterFor, createAdapters } from "../../../src/engines/adapters/index.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { createAdapters } from "../../../src/engines/adapters/index.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
 
-describe("adapterFor", () => {
+describe("createAdapters: one adapter per protocol", () => {
+  const client = new UpstreamClient();
+  const adapterFor = createAdapters(client);
+  afterAll(() => client.close());
+
   it("has adapters for openai (text, embeddings, rerank), ollama (no rerank) and tei (embeddings, rerank)", () => {
     const methods = (protocol: string) =>
       Object.entries(adapterFor(protocol) ?? {})
