@@ -11,7 +11,7 @@ export interface ImageRouteDeps {
   images: ImageService;
 }
 
-/** `POST /v1/images/generations` (spec "Images"), behind the key and its limits. */
+/** `POST /v1/images/generations` (docs/images-api.md), behind the key and its limits. */
 export function imageRoutes(deps: ImageRouteDeps): FastifyPluginAsync {
   return async (app) => {
     app.post("/images/generations", { config: endpointLimit("imageGenerations") }, async (request, reply) => {

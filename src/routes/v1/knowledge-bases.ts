@@ -14,7 +14,7 @@ export interface KnowledgeRouteDeps {
 }
 
 /**
- * The knowledge bases of the key API (spec "knowledge-base questions"): `GET /v1/knowledge-bases`
+ * The knowledge bases of the key API (docs/knowledge-bases.md#key-api): `GET /v1/knowledge-bases`
  * lists the bases of the key's account and the shared ones that have a ready document (not
  * limited), `POST /v1/knowledge-bases/{slug}/ask` answers a question with its sources, in the
  * installation's zones, billed at the chat model's prices (30 a minute on the shared counter).
