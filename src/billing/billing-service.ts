@@ -102,7 +102,7 @@ export class BillingService {
   }
 
   /**
-   * Holds the highest possible cost, or throws the spec's 402. A key without a monthly limit on an
+   * Holds the highest possible cost, or throws 402. A key without a monthly limit on an
    * installation without prepaid credits has nothing that could be overspent: nothing is held, and
    * settling only writes the usage record. Embedded, the hold is taken in the money book and settling
    * writes the usage record in the same batch as those (the journal makes it durable at once);
@@ -203,7 +203,7 @@ export class BillingService {
   }
 
   /**
-   * Writes the reservation row in one atomic step, or throws the spec's 402 (and counts it);
+   * Writes the reservation row in one atomic step, or throws 402 (and counts it);
    * `unchecked` where Redis decided already.
    */
   private async hold(charge: Charge, amount: number, now: Date, unchecked = false): Promise<void> {
@@ -228,7 +228,7 @@ export class BillingService {
     );
   }
 
-  /** Throws the spec's 402 for a refusal (and counts it). */
+  /** Throws 402 (`spending_limit_reached` or `insufficient_credits`) for a refusal (and counts it). */
   private refuse(refusal: ReserveRefusal | undefined): void {
     if (refusal === "spending_limit_reached") {
       this.metrics?.refused("spending_limit");

@@ -21,7 +21,7 @@ export interface PaymentTools {
   ): Promise<boolean>;
   /** Writes a reservation row (checked in the database unless `unchecked`), or throws the 402. */
   holdInDatabase(charge: Charge, amount: number, now: Date, unchecked?: boolean): Promise<void>;
-  /** Throws the spec's 402 for a refusal (and counts it). */
+  /** Throws 402 (`spending_limit_reached` or `insufficient_credits`) for a refusal (and counts it). */
   refuse(refusal: ReserveRefusal | undefined): void;
   /** Counts a reservation decided in the database because Redis was away (the metric). */
   decidedInDatabase(): void;

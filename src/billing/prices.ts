@@ -2,9 +2,8 @@ import type { Config, TierName } from "../config/schema.ts";
 import { MICROS_PER_UNIT } from "./money.ts";
 
 /**
- * What work costs, in micro-units, from the configured prices (spec "What the service does",
- * billing): tokens times the tier's multiplier for text, embeddings and rerank; seconds of audio;
- * characters of speech; pictures; seconds of video.
+ * What work costs, in micro-units, from the configured prices: tokens times the tier's multiplier
+ * for text, embeddings and rerank; seconds of audio; characters of speech; pictures; seconds of video.
  */
 export class PriceList {
   private readonly config: Config;

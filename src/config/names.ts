@@ -6,7 +6,7 @@ export const LANGUAGES = ["it", "en", "de", "fr", "rm"] as const;
 export type Language = (typeof LANGUAGES)[number];
 /** Tier names, in the order of their speed. */
 export const TIER_NAMES = ["slow", "medium", "fast", "ludicrous"] as const;
-/** Endpoints with a per-key limit of their own (spec "Rate limits"); their limits may be changed. */
+/** Endpoints with a per-key limit of their own; their limits may be changed. */
 export const ENDPOINT_NAMES = [
   "chat_completions",
   "completions",

@@ -153,7 +153,7 @@ export const configSchema = z
     rate_limits: z
       .strictObject({
         redis_timeout_ms: z.number().int().positive().default(100),
-        /** Per-minute endpoint limits that differ from the spec's table, by endpoint name. */
+        /** Per-minute endpoint limits that differ from the built-in ones (ENDPOINT_LIMITS), by name. */
         endpoint_limits: z.partialRecord(z.enum(ENDPOINT_NAMES), z.number().int().positive()).default({}),
       })
       .prefault({}),
@@ -162,7 +162,7 @@ export const configSchema = z
         connect_timeout_ms: z.number().int().positive().default(2_000),
         first_byte_timeout_ms: z.number().int().positive().default(60_000),
         idle_timeout_ms: z.number().int().positive().default(120_000),
-        /** A transcription still running after this answers 504 (spec "Limits": 300 seconds). */
+        /** A transcription still running after this answers 504; by default at most 300 seconds. */
         transcription_timeout_seconds: z.number().positive().default(300),
         /** How long one picture may take on an image machine before the next machine is tried. */
         image_timeout_seconds: z.number().positive().default(180),
@@ -179,7 +179,7 @@ export const configSchema = z
         video_status_unreadable_seconds: z.number().positive().default(120),
         /**
          * How long a transcription waits for a machine of the key's zones before it moves on to the
-         * fallback server (spec "Placement rules" 3); must leave the fallback room within
+         * fallback server; must leave the fallback room within
          * `transcription_timeout_seconds`. Default: 120, or half of `transcription_timeout_seconds`
          * when that is shorter.
          */
@@ -236,9 +236,9 @@ export const configSchema = z
       .prefault({}),
     app: z
       .strictObject({
-        /** Lifetime of an access token of the app API (spec default 24 hours). */
+        /** Lifetime of an access token of the app API (default 24 hours). */
         access_token_seconds: z.number().int().positive().default(86_400),
-        /** Lifetime of a refresh token (spec default 30 days). */
+        /** Lifetime of a refresh token (default 30 days). */
         refresh_token_seconds: z.number().int().positive().default(2_592_000),
         /** The label of a conversation created without `model` (only a label: each message names its model). */
         default_chat_label: z.string().min(1).max(128).default("gemma2.5:1.5b"),

@@ -1,6 +1,6 @@
 import type { Config, ModelConfig } from "../config/schema.ts";
 
-// `tts-1-hd` is accepted wherever a speech model is named but never listed (spec "GET /v1/models").
+// `tts-1-hd` is accepted wherever a speech model is named but never listed.
 const UNLISTED = new Set(["tts-1-hd"]);
 
 /** The models `GET /v1/models` shows, in catalogue order (the content checks' models are Zona's own). */

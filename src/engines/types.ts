@@ -106,7 +106,7 @@ export interface AudioFile {
   path: string;
   /** Bytes. */
   size: number;
-  /** The detected content type (one of the spec's accepted formats). */
+  /** The detected content type (one of the accepted formats, media/audio-format.ts). */
   mime: string;
   /** The name sent upstream (the client's, or one made from the format). */
   filename: string;
@@ -155,7 +155,7 @@ export interface Transcription {
   words?: TranscribedWord[];
 }
 
-/** The six own voices (spec "Speech request"). */
+/** The six own voices. */
 export type VoiceName = "paola" | "riccardo" | "amy" | "ryan" | "thorsten" | "siwis";
 
 /** A validated speech request, as the adapters receive it: the voice is always one of the own six. */
@@ -166,7 +166,7 @@ export interface SpeechCall {
   language: string;
 }
 
-/** The picture sizes of the spec ("Images"). */
+/** The picture sizes a client may ask for. */
 export type ImageSize = "1024x1024" | "1024x1536" | "1536x1024";
 
 /** A validated image request for one picture, as the adapters receive it. */
@@ -186,7 +186,7 @@ export interface GeneratedImage {
   mime: string;
 }
 
-/** The clip sizes of the spec ("Video"). */
+/** The clip sizes a client may ask for. */
 export type VideoSize = "1280x704" | "704x1280";
 
 /** A validated video request, as the adapters receive it. */

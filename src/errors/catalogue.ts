@@ -1,12 +1,12 @@
 /**
  * The error catalogue: every error a client can see is built in this folder, so status, type and
- * code stay exactly as the spec lists them; the domain throws them without knowing HTTP, and the
+ * code stay exactly as the API documents them; the domain throws them without knowing HTTP, and the
  * edge's handler (`http/error-handler.ts`) turns them into the shape of the API the request came in
  * on. One family per file: media (media-errors.ts), videos (video-errors.ts), knowledge bases
  * (knowledge-errors.ts), the rest here.
  */
 
-/** How the body of an error is drawn (spec "Errors / Shapes"). */
+/** How the body of an error is drawn. The numbers name the shapes: "shape 2" is the 422 with `errors`. */
 export type ErrorShape =
   | "standard" // 1: {error: {message, type, code, param, request_id}}; app API: {error: {code, message}}
   | "validation" // 2: standard error plus top-level `message` and `errors`
@@ -51,7 +51,7 @@ export class ApiError extends Error {
 }
 
 /**
- * Whether the spec tells clients never to retry this error as it is (spec "Retry guidance"): every
+ * Whether clients must never retry this error as it is: every
  * 4xx but 408 and 429 (the request itself must change), 501, and 503 `model_activation_required`
  * (an operator must act). Such answers carry `x-should-retry: false`, which the official OpenAI
  * SDKs honour instead of their own rule (which retries 409, 501 and every 503).
@@ -148,8 +148,8 @@ export function serverError(): ApiError {
 }
 
 /**
- * 503: the database does not answer (restarting, unreachable). The spec lists no code for it; this
- * one follows its other 503s (`server_error`) and asks for a retry in a few seconds, which the
+ * 503: the database does not answer (restarting, unreachable). Its code is Zona's own; it
+ * follows the other 503s (`server_error`) and asks for a retry in a few seconds, which the
  * official SDKs honour. Nothing was charged: a request whose usage cannot be written is not answered.
  */
 export function serviceUnavailable(): ApiError {

@@ -14,7 +14,7 @@ export function documentRefused(reason: string): ApiError {
   return new ApiError({ status: 400, message: reason, code: "unsupported_document", param: "file" });
 }
 
-/** 400: a document over 50 MB (spec "Limits"). */
+/** 400: a document over 50 MB. */
 export function documentTooLarge(): ApiError {
   return new ApiError({
     status: 400,

@@ -16,7 +16,7 @@ export function unsupportedAudioFormat(detected: string, accepted: readonly stri
 
 /**
  * 400: the audio file is over 25 MB. From 25,600 kilobytes on the message states the size and the
- * limit (spec "Limits"); just above 25 MB it only says the file is too large.
+ * limit; just above 25 MB it only says the file is too large.
  */
 export function audioFileTooLarge(sizeBytes: number): ApiError {
   const kilobytes = Math.ceil(sizeBytes / 1024);
@@ -69,7 +69,7 @@ export function unknownVoice(voice: string, valid: readonly string[], param = "v
   });
 }
 
-/** 400 of the image endpoint: the model is not an image model of the catalogue (spec "Images"). */
+/** 400 of the image endpoint: the model is not an image model of the catalogue. */
 export function imageModelNotFound(id: string): ApiError {
   const shown = id.length > 128 ? `${id.slice(0, 128)}...` : id;
   return new ApiError({

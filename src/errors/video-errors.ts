@@ -1,8 +1,8 @@
 import { ApiError } from "./catalogue.ts";
 
 /**
- * 429 `too_many_video_jobs`: the person has a job queued or in progress (spec "States and
- * transitions"). Retrying at once cannot help, so the SDKs are told not to (`x-should-retry`).
+ * 429 `too_many_video_jobs`: the person has a job queued or in progress (one at a time per person).
+ * Retrying at once cannot help, so the SDKs are told not to (`x-should-retry`).
  */
 export function tooManyVideoJobs(): ApiError {
   return new ApiError({

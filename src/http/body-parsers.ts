@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 export const BODY_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /**
- * Body parsing as the spec describes it: a body that is not valid JSON is read as empty, a body
+ * Body parsing: a body that is not valid JSON is read as empty, a body
  * without a JSON content type is read as a form, and multipart uploads are left as streams for
  * the route that takes them. None of these can produce a 500.
  */

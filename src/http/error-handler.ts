@@ -53,7 +53,7 @@ export function installErrorHandling(
     done();
   });
   // Node's own 400 for an HTTP/1.1 request without Host has an empty body (the server is made with
-  // `requireHostHeader: false`), so the service refuses it here, in the spec's shape.
+  // `requireHostHeader: false`), so the service refuses it here, in the API's error shape.
   app.addHook("onRequest", (request, _reply, done) => {
     if (request.raw.httpVersion === "1.1" && request.headers.host === undefined) {
       const message = "An HTTP/1.1 request needs a Host header.";
@@ -64,7 +64,7 @@ export function installErrorHandling(
 
 /**
  * Fastify's `frameworkErrors`: a URL the router cannot read (a bad percent-escape such as `%zz`, or a
- * path parameter over its length limit) is answered in the spec's shape, with the request id, rather
+ * path parameter over its length limit) is answered in the API's error shape, with the request id, rather
  * than in Fastify's own body (key-api-fuzz).
  */
 export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
@@ -83,7 +83,7 @@ export function sendFrameworkError(error: FastifyError, request: FastifyRequest,
 /**
  * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (headers over its limit, a bad
  * Content-Length or Transfer-Encoding, bytes that are not HTTP) is answered like Fastify's default,
- * but in the spec's error shape. The path may be unknown, so the body suits both APIs: `code` and
+ * but in the APIs' error shape. The path may be unknown, so the body suits both APIs: `code` and
  * `message` for the app API, `type` and `param` besides for the key and operator APIs.
  */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
@@ -140,7 +140,7 @@ export function replaceWithError(request: FastifyRequest, reply: FastifyReply, e
   return JSON.stringify(errorBody(error, surfaceOf(request.url), request.id));
 }
 
-/** The JSON body of an error for one API (spec "Errors / Shapes"). */
+/** The JSON body of an error for one API (docs/admin-api.md#errors, docs/app-auth.md#errors). */
 export function errorBody(error: ApiError, surface: Surface, requestId: string): Record<string, unknown> {
   if (error.shape === "message-only") return { message: error.message };
   if (surface === "app") {
@@ -152,7 +152,7 @@ export function errorBody(error: ApiError, surface: Surface, requestId: string):
         errors: error.fieldErrors ?? {},
       };
     }
-    // The app API names every engine that did not answer one way (spec "App API errors").
+    // The app API names every engine that did not answer one way.
     const code = error.status === 502 ? "upstream_unavailable" : (error.code ?? error.type);
     return { error: { code, message: error.message } };
   }

@@ -31,7 +31,7 @@ export function refuseUnstorableFields(
   }
 }
 
-/** 400 naming the field on the key and operator APIs (spec "Errors"), 422 `validation_error` on the app API. */
+/** 400 naming the field on the key and operator APIs, 422 `validation_error` on the app API. */
 function unstorableText(surface: Surface, found: UnstorableText): ApiError {
   const what =
     found.character === "nul"

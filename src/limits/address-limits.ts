@@ -1,6 +1,6 @@
 import type { RouteLimit } from "./route-limits.ts";
 
-/** Per-address limits of requests made without key or user (spec "Rate limits"); trusted networks get 20 times more. */
+/** Per-address limits of requests made without key or user; trusted networks get 20 times more. */
 export const ADDRESS_LIMITS = {
   imageFile: { counter: "image-file", limit: 120 }, // GET /v1/images/file/...
   login: { counter: "auth", limit: 10 }, // POST /auth/login

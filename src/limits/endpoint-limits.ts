@@ -1,8 +1,8 @@
 import type { RouteLimit } from "./route-limits.ts";
 
 /**
- * The endpoint limits of the key API (spec "Rate limits", per API key, window from the first
- * request). `GET /v1/models` and `GET /v1/knowledge-bases` are not limited: they declare nothing.
+ * The endpoint limits of the key API (per API key, window from the first request). `GET /v1/models`
+ * and `GET /v1/knowledge-bases` are not limited: they declare nothing.
  */
 export const ENDPOINT_LIMITS = {
   chatCompletions: { counter: "shared", limit: 60, pays: true }, // POST /v1/chat/completions

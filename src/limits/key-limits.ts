@@ -19,7 +19,7 @@ declare module "fastify" {
 export interface KeyLimitSettings {
   tiers: Config["tiers"];
   defaultTier: TierName;
-  /** The operator's changes to the spec's endpoint limits, by endpoint name. */
+  /** The operator's changes to the built-in endpoint limits (ENDPOINT_LIMITS), by endpoint name. */
   endpointLimits?: Record<string, number | undefined>;
 }
 

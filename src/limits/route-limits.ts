@@ -14,7 +14,7 @@ export interface RouteLimit {
 
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** Key API: counted per API key, together with the tier limit (spec "Rate limits / Endpoint limit"). */
+    /** Key API: counted per API key, together with the tier limit. */
     endpointLimit?: RouteLimit;
     /** Requests with no key or user: counted per client address, 20 times wider from trusted networks. */
     addressLimit?: RouteLimit;
@@ -23,7 +23,7 @@ declare module "fastify" {
   }
 }
 
-/** Every limit of the spec is per minute. */
+/** Every rate limit is per minute. */
 export const LIMIT_WINDOW_MS = 60_000;
 
 /** What every limiter works with. */

@@ -1,7 +1,7 @@
 import type { RouteLimit } from "./route-limits.ts";
 
 /**
- * Per-user limits of the app API (spec "Rate limits"): one counter shared by every limited call,
+ * Per-user limits of the app API: one counter shared by every limited call,
  * each compared with its own limit. `GET /audio/voices` is not limited: it declares nothing.
  */
 export const USER_LIMITS = {

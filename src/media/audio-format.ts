@@ -7,7 +7,10 @@ const loadFileType = loadOnFirstUse(() => import("file-type"));
 /** Containers the gateway knows how to measure; each accepted type belongs to exactly one. */
 export type AudioContainer = "wav" | "mp3" | "mp4" | "ogg" | "webm" | "flac" | "3gpp" | "amr";
 
-/** Accepted transcription types, in the spec's order, each with the container it names. */
+/**
+ * Accepted transcription types, each with the container it names, in the order of
+ * docs/audio-api.md#accepted-formats.
+ */
 const CONTAINER_OF = {
   "audio/wav": "wav",
   "audio/wave": "wav",
@@ -33,10 +36,10 @@ const CONTAINER_OF = {
   "audio/amr": "amr",
 } as const satisfies Record<string, AudioContainer>;
 
-/** One of the media types the spec accepts for transcription. */
+/** One of the media types accepted for transcription. */
 export type AcceptedAudioType = keyof typeof CONTAINER_OF;
 
-/** The 22 accepted transcription types, in the spec's order. */
+/** The 22 accepted transcription types, in the order above. */
 export const ACCEPTED_AUDIO_TYPES: readonly AcceptedAudioType[] = Object.keys(
   CONTAINER_OF,
 ) as AcceptedAudioType[];

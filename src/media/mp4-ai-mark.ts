@@ -1,5 +1,5 @@
 /**
- * Turning an engine's MP4 into the clip Zona hands out (spec "Video job"): no audio track, and
+ * Turning an engine's MP4 into the clip Zona hands out: no audio track, and
  * marked as made by AI inside the file: XMP with IPTC DigitalSourceType in a top-level `uuid`
  * box at the end (so no sample moves), plus an iTunes-style comment in `moov/udta/meta/ilst`.
  */

@@ -1,5 +1,5 @@
 /**
- * What an MP4 says about itself (spec "Video"): the clip's duration for billing per second,
+ * What an MP4 says about itself: the clip's duration for billing per second,
  * its size and frame rate to check an engine made what was asked, and which tracks it has.
  */
 import {

@@ -1,7 +1,7 @@
 /**
- * Marking a generated PNG as made by AI (spec "Image request and response"): IPTC
- * DigitalSourceType in XMP plus a text comment, both before the first IDAT, after removing
- * every text and Exif chunk an engine wrote (ComfyUI's `prompt`/`workflow`, A1111's `parameters`).
+ * Marking a generated PNG as made by AI: IPTC DigitalSourceType in XMP plus a text comment, both
+ * before the first IDAT, after removing every text and Exif chunk an engine wrote (ComfyUI's
+ * `prompt`/`workflow`, A1111's `parameters`).
  */
 import { itxtChunk, type PngChunk, readPngChunks, textChunk, writePngChunks } from "./png-chunks.ts";
 import { xmpPacket } from "./xmp.ts";

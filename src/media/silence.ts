@@ -1,7 +1,7 @@
 import { open } from "node:fs/promises";
 import type { WavInfo } from "./wav.ts";
 
-/** How the silence check reads a WAV (spec "Silent audio", rules 2 and 5). */
+/** How the silence check reads a WAV (docs/audio-api.md#silent-audio). */
 export interface SilenceOptions {
   /** A stretch louder than this (RMS, dBFS) sends the file to the model. */
   thresholdDbfs?: number;
@@ -23,9 +23,9 @@ export interface SilenceScan {
   loudestDbfs: number;
 }
 
-/** About -50 dBFS, between quiet noise (~-59, silent) and louder noise (~-48, sent on): rule 5. */
+/** About -50 dBFS, between quiet noise (~-59, silent) and louder noise (~-48, sent on). */
 export const SILENCE_THRESHOLD_DBFS = -50;
-/** Rule 2: at most the first 2,000,000 bytes of samples are read. */
+/** At most the first 2,000,000 bytes of samples are read. */
 export const SILENCE_MAX_BYTES = 2_000_000;
 const DEFAULT_STRETCH_MS = 20;
 // Reads go in blocks of many stretches: one syscall per 20 ms of audio would be wasteful.
@@ -34,7 +34,7 @@ const FULL_SCALE = 32768;
 
 /**
  * Decides whether a WAV is silent enough to answer with an empty transcript without asking the
- * model. Only 16-bit PCM is measured (rule 1); the file is read through a handle in blocks so a
+ * model. Only 16-bit PCM is measured; the file is read through a handle in blocks so a
  * large upload never sits in memory whole.
  */
 export async function scanWavSilence(

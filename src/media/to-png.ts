@@ -1,5 +1,5 @@
 /**
- * Any picture an image engine returns, as a PNG: the spec delivers PNG only, while some engines
+ * Any picture an image engine returns, as a PNG: clients get PNG only, while some engines
  * answer JPEG or WebP.
  */
 import { loadOnFirstUse } from "../load-on-first-use.ts";

@@ -196,7 +196,7 @@ function fail(reason: string): WavHeaderResult {
   return { ok: false, reason };
 }
 
-// Writing: the AI mark of speech output (spec "Speech output").
+// Writing: the AI mark of speech output.
 interface Chunk {
   id: string;
   body: Buffer;

@@ -125,7 +125,7 @@ export class ApiKeysService {
     return row;
   }
 
-  /** Checks an Authorization header of the key API; any failure is the spec's 401 `invalid_api_key`. */
+  /** Checks an Authorization header of the key API; any failure is 401 `invalid_api_key`. */
   async authenticate(authorization: string | undefined): Promise<KeyPrincipal> {
     if (!authorization || authorization.trim() === "") {
       throw invalidApiKey(

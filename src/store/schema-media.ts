@@ -18,7 +18,7 @@ export const imageFiles = pgTable(
 );
 
 /**
- * Video generation jobs (spec "Video"), one row per job for the 7 days it is kept. At most one
+ * Video generation jobs, one row per job for the 7 days it is kept. At most one
  * queued or running job per person, held by a unique partial index: two requests at once, on any
  * instance, cannot both start one. The clip lives here too, so that every instance serves it.
  */

@@ -59,7 +59,7 @@ export class SharedPayments {
   }
 
   /**
-   * Redis decides a hold (or `dry`, only checks it), throwing the spec's 402; while Redis is away,
+   * Redis decides a hold (or `dry`, only checks it), throwing 402 when it does not fit; while Redis is away,
    * `inDatabase` decides instead, and this resolves false.
    */
   private async decide(

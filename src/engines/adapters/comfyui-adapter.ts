@@ -13,7 +13,7 @@ import { isPayload, type Payload, stringField } from "./payload.ts";
 /** How often ComfyUI's history is asked whether the picture is made. */
 export const COMFYUI_POLL_MS = 250;
 
-/** The largest seed sent when the request has none (the spec's seed range). */
+/** The largest seed sent when the request has none (requests may give 0 to 2147483647). */
 const MAX_SEED = 2_147_483_647;
 
 /** A picture ComfyUI saved, as `/view` wants it named. */

@@ -84,7 +84,7 @@ function toSegment(segment: Payload): TranscribedSegment {
 
 /**
  * A word as OpenAI sends it: with one leading space. A server that does not rate its words
- * (OpenAI itself) gets probability 1, as the spec's word entry has a number there.
+ * (OpenAI itself) gets probability 1, as a word of the answer always has a number there.
  */
 function toWord(word: Payload): TranscribedWord {
   const { start, end } = times(word, "a transcribed word");

@@ -5,7 +5,7 @@ import type { AppSessions } from "../../services/auth/app-sessions.ts";
 import "./app-user.ts";
 
 /**
- * Authentication of the app API (spec "Authentication / App API"): `Authorization: Bearer
+ * Authentication of the app API (docs/app-auth.md): `Authorization: Bearer
  * <access token>` on every route but the public ones (`appPublic`); a missing, wrong or expired
  * token, an API key, or a disabled account is 401 `unauthorized`; an unverified email is 403
  * `email_unverified` except on the auth endpoints (`allowUnverified`). Sets `request.user`.

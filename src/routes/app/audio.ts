@@ -11,7 +11,7 @@ import { userContext } from "./user-context.ts";
 import { validateAppSynthesize, validateAppTranscribe } from "./validate-app-audio.ts";
 
 /**
- * The app API's audio (spec "App audio endpoints"): the key API's transcription and speech
+ * The app API's audio: the key API's transcription and speech
  * services with the app's differences: the file in `audio`, empty fields refused, no silence check,
  * no word timings, `with_segments`; speech with `text` and `format`, the account's language for the
  * default voice, `X-Voice` and `X-Duration-Seconds`; and the voices list.

@@ -13,7 +13,7 @@ const MAX_EMAIL_LENGTH = 254;
 const MAX_TOKEN_LENGTH = 512;
 
 /**
- * The auth endpoints of the app API (spec "Auth endpoints", "Authentication / App API"): login,
+ * The auth endpoints of the app API: login,
  * refresh, logout, and the steps that go through mail (register, verify-email,
  * resend-verification, forgot-password, password-reset/confirm). See docs/app-auth.md.
  */
@@ -99,7 +99,10 @@ export async function appAuthRoutes(app: FastifyInstance, options: { services: S
   );
 }
 
-/** The login response of the spec, exactly: the pair, the lifetimes, and three fields of the user. */
+/**
+ * The login response (docs/app-auth.md#login-response), exactly: the pair, the lifetimes, and three
+ * fields of the user.
+ */
 export function loginResponse(signedIn: SignedIn) {
   return {
     token: signedIn.accessToken,

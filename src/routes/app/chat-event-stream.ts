@@ -5,7 +5,7 @@ import { drained, openEventStream } from "../../http/event-stream-response.ts";
 import type { Exchange } from "../../services/chat/chat-exchange.ts";
 
 /**
- * Writes the answer of `POST /chat/sessions/{id}/messages` (spec "Events"): status 200 with the
+ * Writes the answer of `POST /chat/sessions/{id}/messages` (docs/app-chat.md#events): status 200 with the
  * reply's headers so far (`X-Request-Id`, rate-limit headers) and `X-Zona` when a machine took the
  * answer, then one `data: <json>` line and an empty line per event. The status stays 200 whatever
  * follows. When the client goes away the events are still read to their end without being written:

@@ -9,7 +9,7 @@ import { validateCreateSession, validateRename, validateSendMessage } from "./va
 type WithId = { Params: { id: string } };
 
 /**
- * Chat sessions of the app API (spec "Chat sessions"): conversations kept on the server and a
+ * Chat sessions of the app API (docs/app-chat.md): conversations kept on the server and a
  * message's answer streamed as server-sent events. A conversation that is missing, another user's
  * or has a malformed id is 404 `{message}`; it is checked before the body (422 `validation_error`).
  */

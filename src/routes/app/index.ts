@@ -9,7 +9,7 @@ import { knowledgeBaseRoutes } from "./knowledge-bases.ts";
 import { webChatRoutes } from "./web-chat.ts";
 
 /**
- * The app API under `/api/v1` (spec "App API"): a signed-in user's access token on every route but
+ * The app API under `/api/v1`: a signed-in user's access token on every route but
  * the public auth ones, a verified email on every route but the auth ones, and the per-user limits
  * that routes declare.
  */

@@ -7,7 +7,7 @@ import { drained } from "../../http/event-stream-response.ts";
 
 /**
  * Writes the answer of `POST /rag/kb/{slug}/chat` as server-sent events, as chat sessions do
- * (spec "Events": `data: <json>` lines, status 200 whatever follows): first `sources` (the passages
+ * (`data: <json>` lines, status 200 whatever follows): first `sources` (the passages
  * the model was given, numbered as the answer cites them), then `delta` pieces, then `done`; a
  * model that stops mid-answer gives `error` then `done` with `outcome` `error`. When the client goes
  * away the chunks are still read to their end (the text service then settles what was generated).

@@ -10,7 +10,7 @@ import { requireUser } from "./app-user.ts";
 import { sendKbEvents } from "./kb-event-stream.ts";
 import { userContext } from "./user-context.ts";
 
-/** The largest document (spec "Limits": 50 MB). */
+/** The largest document: 50 MB. */
 export const DOCUMENT_MAX_BYTES = 50 * 1024 * 1024;
 
 type WithSlug = { Params: { slug: string } };

@@ -13,7 +13,7 @@ export interface AppTranscribeFields {
 }
 
 /**
- * Validates `POST /audio/transcribe` (spec "App audio endpoints"): `audio`, `model`, `language`,
+ * Validates `POST /audio/transcribe`: `audio`, `model`, `language`,
  * `prompt`, `with_segments`; unlike the key API an empty field is refused, not read as absent.
  * Problems are 422 `validation_error` listing every field at fault.
  */

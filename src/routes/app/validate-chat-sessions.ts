@@ -3,13 +3,13 @@ import type { OutgoingMessage } from "../../services/chat/chat-exchange.ts";
 import { TITLE_MAX_CHARACTERS } from "../../services/chat/chat-titles.ts";
 import { bodyFields, FieldErrors, textField } from "../wire/app-fields.ts";
 
-/** Longest message `content` (spec "Limits"). */
+/** Longest message `content`. */
 export const CONTENT_MAX_CHARACTERS = 8000;
 /** Longest `model` label, and so the longest model id a message may name. */
 export const MODEL_MAX_CHARACTERS = 128;
 const BACKEND_MAX_CHARACTERS = 128;
 
-// Validation of the chat sessions' bodies (spec "Chat sessions"): problems are 422 `validation_error`
+// Validation of the chat sessions' bodies: problems are 422 `validation_error`
 // listing every field at fault. A body that is not a JSON object is read as one without fields.
 
 /** `POST /chat/sessions`: `title` (optional, up to 255) and `model` (optional label, up to 128). */

@@ -11,9 +11,10 @@ type WithId = { Params: { id: string } };
 /**
  * The few endpoints of the app API that only the web chat uses: the signed-in user with
  * the account language (read and set), the chat models a signed-in user may pick, with the tiers,
- * a conversation read with the stopped answers marked, and archiving, which exists only in the web chat (spec "Chat sessions": archived conversations
- * are left out of `GET /chat/sessions`). Under `/api/v1/web/`, behind the same access token and
- * verified email as every app route (`/web/me` also for an address not verified yet).
+ * a conversation read with the stopped answers marked, and archiving, which exists only in the web
+ * chat (archived conversations are left out of `GET /chat/sessions`). Under `/api/v1/web/`, behind
+ * the same access token and verified email as every app route (`/web/me` also for an address not
+ * verified yet).
  */
 export async function webChatRoutes(app: FastifyInstance, options: { services: Services }) {
   const { services } = options;

@@ -9,18 +9,18 @@ import { validateSpeech } from "../wire/validate-speech.ts";
 import { validateTranscriptionFields } from "../wire/validate-transcription.ts";
 import { generationContext } from "./text-context.ts";
 
-/** The audio file limit (spec "Limits": 25 MB). */
+/** The audio file limit: 25 MB, read as 25,000,000 bytes. */
 export const AUDIO_MAX_BYTES = 25_000_000;
-/** Above this the upload is not kept at all and only "the upload failed" is said (spec "Limits"). */
+/** Above this the upload is not kept at all and only "the upload failed" is said. */
 export const UPLOAD_KEPT_BYTES = 50 * 1024 * 1024;
 
-/** The spec's size rules of an audio file: cut off above 50 MB ("the upload failed"), 400 above 25 MB. */
+/** The size rules of an audio file: cut off above 50 MB ("the upload failed"), 400 above 25 MB. */
 export function checkAudioFileSize(file: ReceivedFile, param: string): void {
   if (file.truncated) throw uploadFailed(param);
   if (file.size > AUDIO_MAX_BYTES) throw audioFileTooLarge(file.size);
 }
 
-/** `POST /v1/audio/transcriptions` and `POST /v1/audio/speech` (spec "Transcription", "Speech"). */
+/** `POST /v1/audio/transcriptions` and `POST /v1/audio/speech` (docs/audio-api.md). */
 export async function audioRoutes(app: FastifyInstance, options: { services: Services }) {
   const { services } = options;
   app.post(

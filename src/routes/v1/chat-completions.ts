@@ -6,7 +6,7 @@ import { sendEventStream } from "./sse.ts";
 import { generationContext, isJsonBody } from "./text-context.ts";
 import { validateChat } from "./wire/validate-chat.ts";
 
-/** `POST /v1/chat/completions`: an answer, or a stream of chunks (spec "Text generation parameters"). */
+/** `POST /v1/chat/completions`: an answer, or a stream of chunks (docs/text-api.md#chat-completions). */
 export async function chatCompletionsRoutes(app: FastifyInstance, options: { services: Services }) {
   const { services } = options;
   app.post("/chat/completions", { config: endpointLimit("chatCompletions") }, async (request, reply) => {

@@ -8,7 +8,7 @@ import { generationContext, isJsonBody } from "./text-context.ts";
 import { validateCompletion } from "./wire/validate-completion.ts";
 
 /**
- * `POST /v1/completions`: a `text_completion` answer, or (spec) a stream of chat-completion chunks
+ * `POST /v1/completions`: a `text_completion` answer, or a stream of chat-completion chunks
  * with the text in `delta.content`; each streamed choice also carries it as `text`, where the
  * text-completion clients (the `openai` SDK's `completions.create`, LangChain's `OpenAI`) read it.
  */

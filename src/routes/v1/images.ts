@@ -5,7 +5,7 @@ import type { Services } from "../../services/services.ts";
 import { generationContext } from "./text-context.ts";
 import { validateImageRequest } from "./wire/validate-image-request.ts";
 
-/** `POST /v1/images/generations` (spec "Images"), behind the key and its limits. */
+/** `POST /v1/images/generations` (docs/images-api.md), behind the key and its limits. */
 export async function imageRoutes(app: FastifyInstance, options: { services: Services }) {
   const { services } = options;
   app.post("/images/generations", { config: endpointLimit("imageGenerations") }, async (request, reply) => {

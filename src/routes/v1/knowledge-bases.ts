@@ -7,7 +7,7 @@ import type { GenerationContext } from "../../services/text/text-generation.ts";
 import { validateQuestion } from "../wire/validate-kb.ts";
 
 /**
- * The knowledge bases of the key API (spec "knowledge-base questions"): `GET /v1/knowledge-bases`
+ * The knowledge bases of the key API (docs/knowledge-bases.md#key-api): `GET /v1/knowledge-bases`
  * lists the bases of the key's account and the shared ones that have a ready document (not
  * limited), `POST /v1/knowledge-bases/{slug}/ask` answers a question with its sources, in the
  * installation's zones, billed at the chat model's prices (30 a minute on the shared counter).

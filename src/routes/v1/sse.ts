@@ -15,7 +15,7 @@ export interface StreamErrorObject {
  * Writes a stream of the key API as server-sent events: status 200 with the reply's headers so far
  * (`X-Request-Id`, rate-limit headers) and `X-Zona`, one `data: <json>` event per chunk that `map`
  * keeps (undefined drops it), then `data: [DONE]`. A failure while iterating ends the stream with one
- * `data: {"error": {...}}` event and no `[DONE]`; the status stays 200 (spec "Events"). When the client
+ * `data: {"error": {...}}` event and no `[DONE]`; the status stays 200. When the client
  * goes away the loop stops and `controller` is aborted, which cancels the upstream. Never throws.
  */
 export async function sendEventStream<T>(

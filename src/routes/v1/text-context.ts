@@ -40,7 +40,7 @@ export function generationContext(
 /**
  * Whether the body came as JSON. Without `Content-Type: application/json` it was read as a form
  * (or as nothing), which the chat-style endpoints answer with 422 for the missing fields rather than
- * 400 for the form's odd names (spec "Common causes of 422").
+ * 400 for the form's odd names.
  */
 export function isJsonBody(request: FastifyRequest): boolean {
   const type = request.headers["content-type"];

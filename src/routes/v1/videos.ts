@@ -23,7 +23,7 @@ const MAX_PAGE = 100;
 const DEFAULT_PAGE = 20;
 
 /**
- * The video jobs of the key API (spec "Video"), in the shape of OpenAI's Videos API:
+ * The video jobs of the key API (docs/videos-api.md), in the shape of OpenAI's Videos API:
  * `POST /v1/videos` (JSON or a multipart form, as the official SDKs send it), `GET /v1/videos`,
  * `GET /v1/videos/{id}`, `GET /v1/videos/{id}/content` and `DELETE /v1/videos/{id}`, each with its
  * own endpoint counter. The person is the key's account.

@@ -10,8 +10,7 @@ export function bodyFields(body: unknown): Record<string, unknown> {
 
 /**
  * The fields at fault of one app API request, each with its messages: validation goes through
- * every field, then `check()` throws one 422 `validation_error` listing them all (spec "App API
- * errors").
+ * every field, then `check()` throws one 422 `validation_error` listing them all.
  */
 export class FieldErrors {
   private readonly errors: Record<string, string[]> = {};

@@ -1,9 +1,9 @@
 import type { KbQuestion } from "../../services/knowledge/kb-ask.ts";
 import { bodyFields, FieldErrors, textField } from "./app-fields.ts";
 
-/** Longest question, in characters (spec "Limits"). */
+/** Longest question, in characters. */
 export const QUESTION_MAX_CHARACTERS = 2000;
-/** The passages given to the model: 1 to 20 (spec "Limits"), 5 when not said. */
+/** The passages given to the model: 1 to 20, 5 when not said. */
 export const TOP_K_MIN = 1;
 export const TOP_K_MAX = 20;
 export const TOP_K_DEFAULT = 5;

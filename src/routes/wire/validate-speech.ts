@@ -7,7 +7,7 @@ import { asFields, stringField } from "./fields.ts";
 export const SPEECH_MAX_CHARACTERS = 5000;
 
 /**
- * Validates the JSON body of `POST /v1/audio/speech` (spec "Speech request"): `input` required,
+ * Validates the JSON body of `POST /v1/audio/speech`: `input` required,
  * at most 5,000 characters; `voice` a string; `language` two letters (default `it`);
  * `response_format` `wav` (default) or `mp3`; `model` any and ignored; `speed` 0.5 to 2.0 and
  * ignored; unlisted fields ignored. Problems are 400 naming the field (unknown voices are the

@@ -1,6 +1,6 @@
 import { invalidRequest, unsupportedValue } from "../../errors/catalogue.ts";
 
-/** The fields of a transcription form, validated (spec "Transcription request"). */
+/** The fields of a transcription form, validated (docs/audio-api.md#fields). */
 export interface ValidTranscriptionFields {
   model: "asr-1" | "asr-1-hd";
   language?: string;

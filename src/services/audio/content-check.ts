@@ -37,7 +37,10 @@ export class ContentCheck {
     return this.policies[zone] ?? "moderation";
   }
 
-  /** Resolves when the text may be used in the zone; throws the spec's 400 or 503 otherwise. */
+  /**
+   * Resolves when the text may be used in the zone; throws 400 `input_refused` or 503
+   * `moderation_unavailable` otherwise.
+   */
   async check(
     text: string,
     zone: string,

@@ -1,6 +1,6 @@
 import type { TranscribedSegment, Transcription } from "../../engines/types.ts";
 
-// Phrases a speech model tends to invent on silence or noise (spec "Silent audio rules", 7).
+// Phrases a speech model tends to invent on silence or noise.
 const PHRASES = new Set(["grazie a tutti.", "grazie.", "thank you.", "so"]);
 // Whisper's own "no speech" test uses 0.6 / -1.0; a phrase counts as a guess well before that.
 const LOW_SPEECH_PROBABILITY = 0.3;

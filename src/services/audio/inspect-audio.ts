@@ -19,7 +19,7 @@ export interface AudioInspection {
 /**
  * Reads what an uploaded file is, from its content only: the format (400 naming the detected type
  * and the accepted ones), the length, and, when `silenceCheck` is asked, whether a 16-bit PCM WAV
- * is silent (spec "Silent audio rules" 1-3, 5).
+ * is silent (docs/audio-api.md#silent-audio).
  */
 export async function inspectAudio(
   path: string,

@@ -35,7 +35,7 @@ export const SPEECH_MODEL = "tts-1";
 const AI_MARK: AiMark = { software: "Zona", comment: AI_SPEECH_COMMENT };
 
 /**
- * Speech for both APIs (spec "Speech: POST /v1/audio/speech"): the voice from the voice tables,
+ * Speech for both APIs (docs/audio-api.md#speech-post-v1audiospeech): the voice from the voice tables,
  * the content check of the zone where it runs (before anything is read), then the whole file from
  * a speech machine of the fallback zone (or, without one there, of the first zone that has one),
  * the built-in engine last, marked as made by AI (a LIST/INFO chunk in WAV, ID3 tags in MP3). Billed per character; an

@@ -1,4 +1,4 @@
-/** What decides where a transcription runs (spec "Transcription", placement rules). */
+/** What decides where a transcription runs (the rules: docs/audio-api.md#placement). */
 export interface PlacementFacts {
   model: string;
   words: boolean;
@@ -10,7 +10,7 @@ export interface PlacementFacts {
   container: string;
 }
 
-/** Longest audio a zone machine takes (spec "Limits": 10 minutes per file). */
+/** Longest audio a zone machine takes: 10 minutes per file. */
 export const ZONE_MAX_SECONDS = 600;
 /** Largest file a zone machine takes. */
 export const ZONE_MAX_BYTES = 25_000_000;

@@ -1,6 +1,6 @@
 import type { TranscribedWord, Transcription } from "../../engines/types.ts";
 
-/** A segment as the client sees it: these fields and no others (spec "Transcription response"). */
+/** A segment as the client sees it: these fields and no others. */
 export interface ShownSegment {
   id: number;
   start: number;

@@ -44,7 +44,7 @@ export interface TranscriptionOutcome {
 }
 
 /**
- * Transcription for both APIs (spec "Transcription: POST /v1/audio/transcriptions"): the format is
+ * Transcription for both APIs (docs/audio-api.md#placement has the rules): the format is
  * checked on the content, a silent 16-bit WAV is answered empty for free, then the placement rules:
  * a transcription machine of the allowed zones when it can take the job (rule 1), else, or when it
  * fails, refuses or does not answer within the zone bound, the fallback server (rules 2 and 3); 502

@@ -2,7 +2,7 @@ import type { VoiceName } from "../../engines/types.ts";
 import { invalidRequest } from "../../errors/catalogue.ts";
 import { unknownVoice } from "../../errors/media-errors.ts";
 
-/** One own voice (spec "Speech request", voices table). */
+/** One own voice (docs/audio-api.md#voices). */
 export interface Voice {
   name: VoiceName;
   /** The language it reads (two letters). */
@@ -10,7 +10,7 @@ export interface Voice {
   gender: "female" | "male";
 }
 
-/** The six own voices, in the spec's order. */
+/** The six own voices, in the order of docs/audio-api.md#voices. */
 export const VOICES: readonly Voice[] = [
   { name: "paola", language: "it", gender: "female" },
   { name: "riccardo", language: "it", gender: "male" },
@@ -45,7 +45,7 @@ export function defaultVoice(language: string): VoiceName {
 }
 
 /**
- * The own voice that reads a request (spec "Speech request"): an own name as given
+ * The own voice that reads a request: an own name as given
  * (case-sensitive); a third-party name picks the female or male voice of `language` (German has
  * only a male voice and French only a female one, used whatever the name asks; a language without
  * voices is read by an Italian voice); no voice, the default of `language`. Unknown: 400 listing

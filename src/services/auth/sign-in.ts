@@ -24,7 +24,7 @@ export interface SignedIn {
 }
 
 /**
- * Sign-in of the app API (spec "Authentication / App API", "States and transitions"): email and
+ * Sign-in of the app API (docs/app-auth.md): email and
  * password for a pair of tokens; a refresh token exchanged once for a new pair; logout revokes a
  * refresh token. Access tokens are signed and not stored; refresh tokens are stored as hashes.
  */

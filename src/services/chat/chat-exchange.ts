@@ -26,7 +26,7 @@ export interface Exchange {
   events: AsyncIterable<ChatEvent>;
 }
 
-/** What an assistant message says when the model did not answer (spec: a fixed English text). */
+/** What an assistant message says when the model did not answer: always this English text. */
 export const FAILED_ANSWER = "The model did not answer. Please try again.";
 
 // How long the end of an answer waits for the title job to be queued.
@@ -47,13 +47,12 @@ interface Answer {
 }
 
 /**
- * One exchange of a conversation (spec "Chat sessions", "States and transitions": chat message,
- * chat answer, stream). The user message is saved before the answer starts, with the whole history
- * sent to the model; the assistant message is saved when the answer ends: the answer with its
- * token counts, what was generated when the client went away (the text service settles that part),
- * or a fixed failure text when the model or machine failed, before or during the answer (the
- * partial answer is then dropped and nothing is charged). Every user message is followed by an
- * assistant message, so the history always alternates.
+ * One exchange of a conversation (docs/app-chat.md#send-a-message). The user message is saved
+ * before the answer starts, with the whole history sent to the model; the assistant message is
+ * saved when the answer ends: the answer with its token counts, what was generated when the client
+ * went away (the text service settles that part), or a fixed failure text when the model or machine
+ * failed, before or during the answer (the partial answer is then dropped and nothing is charged).
+ * Every user message is followed by an assistant message, so the history always alternates.
  */
 export class ChatExchanges {
   private readonly repo: ConversationsRepository;

@@ -15,13 +15,13 @@ import {
 } from "./chat-views.ts";
 import { TitleWriter } from "./title-job.ts";
 
-/** The conversation list shows at most this many (spec "Limits"). */
+/** The conversation list shows at most this many. */
 export const CONVERSATION_LIST_LIMIT = 200;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * Conversations of the app API kept on the server (spec "Chat sessions"): list, create, read,
+ * Conversations of the app API kept on the server (docs/app-chat.md): list, create, read,
  * rename, delete, and send a message with the answer streamed. A conversation that does not exist,
  * is another user's, or has a malformed id is the same 404. The automatic title runs as a
  * background job on `jobs`, which this service registers its worker on.
@@ -99,7 +99,7 @@ export class ChatService {
   }
 
   /**
-   * Archives a conversation (left out of `GET /chat/sessions`, spec "Chat sessions") or brings it
+   * Archives a conversation (left out of `GET /chat/sessions`) or brings it
    * back; its messages stay. 404 like any other missing conversation.
    */
   async setArchived(accountId: string, id: string, archived: boolean): Promise<ConversationView> {

@@ -11,7 +11,7 @@ export const DEFAULT_TITLES: Record<Language, string> = {
 
 /** A first message shorter than this (in characters) becomes the title unchanged. */
 export const SHORT_MESSAGE_CHARACTERS = 12;
-/** Longest title (spec "Limits"). */
+/** Longest title. */
 export const TITLE_MAX_CHARACTERS = 255;
 /** Longest title made from the beginning of the first message, ellipsis included. */
 export const FALLBACK_TITLE_CHARACTERS = 60;

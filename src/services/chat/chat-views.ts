@@ -1,6 +1,6 @@
 import type { ConversationRow, MessageRow } from "../../store/repositories/conversations.ts";
 
-/** A message as the app API shows it (spec "Conversation (app API)"). */
+/** A message as the app API shows it (docs/app-chat.md#conversation-and-message). */
 export interface MessageView {
   id: string;
   role: "user" | "assistant";
@@ -22,7 +22,7 @@ export interface ConversationView {
   messages: MessageView[];
 }
 
-/** ISO 8601 with an explicit offset (`+00:00`), as the spec asks for timestamps. */
+/** ISO 8601 with an explicit offset (`+00:00`), as the app API writes every timestamp. */
 export function timestamp(date: Date): string {
   return date.toISOString().replace(/Z$/, "+00:00");
 }

@@ -29,7 +29,7 @@ const TITLE_INSTRUCTION =
 const TITLE_MAX_TOKENS = 32;
 
 /**
- * Writes the automatic title of a conversation (spec "States and transitions": conversation title).
+ * Writes the automatic title of a conversation (docs/app-chat.md#automatic-title).
  * A first message under 12 characters is the title unchanged; otherwise the chat model of the first
  * message is asked for a short title through the text service (the installation's zones, billed to
  * the account as `app.chat.title` at the slow tier, like any generation); any failure gives the

@@ -6,7 +6,7 @@ import type { ImageFilesRepository } from "../../store/repositories/image-files.
 import type { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
 import { ImageLinks } from "./image-links.ts";
 
-/** How long a picture answered as a link is kept (spec "Limits": 24 hours). */
+/** How long a picture answered as a link is kept. */
 export const IMAGE_LINK_SECONDS = 24 * 60 * 60;
 /** How often expired pictures are deleted. */
 export const IMAGE_SWEEP_EVERY_MS = 5 * 60 * 1000;

@@ -40,14 +40,14 @@ interface MadePicture {
   machine: string;
 }
 
-/** The picture model of the spec ("Images"). */
+/** The image model the API names (docs/images-api.md). */
 const SPEC_IMAGE_MODEL = "z-image-turbo";
 
 // Seeds run from 0 to 2^31 - 1; picture i of a request uses seed + i, wrapping around.
 const SEEDS = 2 ** 31;
 
 /**
- * Image generation (spec "Images: POST /v1/images/generations"): the model of the catalogue, the
+ * Image generation (`POST /v1/images/generations`): the model of the catalogue, the
  * prompt checked in every zone that may make it (before any money is held: a refused prompt leaves
  * no trace), the highest cost (n pictures) reserved, then the pictures made one after the other on
  * the machines of the key's zones (failover between them), each converted to PNG and checked by the
@@ -144,7 +144,7 @@ export class ImageService {
       return model;
     }
     const model = this.catalogue.find(id);
-    // The spec's picture model exists only where machines make it: elsewhere it is 503, not unknown.
+    // The image model the API names exists only where machines make it: elsewhere it is 503, not unknown.
     if (model === undefined && id === SPEC_IMAGE_MODEL) throw noEngineAvailable(id);
     if (model?.kind !== "image") throw imageModelNotFound(id);
     return model;

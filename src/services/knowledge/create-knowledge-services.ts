@@ -8,7 +8,7 @@ import { KbAsk } from "./kb-ask.ts";
 import { KbIngest } from "./kb-ingest.ts";
 import type { DocumentReader } from "./reading/document-reader.ts";
 
-// The spec's default: "a 27b-parameter chat model identifier `<family>3.8-27b`".
+// The default chat model of a question: one whose id ends in `3.8-27b` (the 27b model of any family).
 const SPEC_DEFAULT = /3\.8-27b$/;
 
 /** The knowledge services of one configuration: reading documents and answering questions. */

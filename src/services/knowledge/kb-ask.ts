@@ -35,11 +35,12 @@ export interface KbAnswer {
 }
 
 /**
- * Asking a knowledge base (spec "knowledge-base questions", both APIs): the question is embedded
- * (billed as an embedding, `knowledge_bases.embed`), the base's passages found by vector similarity
- * and full-text search merged, reranked by the catalogue's rerank model when a machine serves it,
- * the best `top_k` given to the chat model with the question, and the answer returned or streamed
- * with its sources. The answer is billed at the chat model's prices (`knowledge_bases.ask`).
+ * Asking a knowledge base, on both APIs (docs/knowledge-bases.md#how-a-question-is-answered): the
+ * question is embedded (billed as an embedding, `knowledge_bases.embed`), the base's passages found
+ * by vector similarity and full-text search merged, reranked by the catalogue's rerank model when a
+ * machine serves it, the best `top_k` given to the chat model with the question, and the answer
+ * returned or streamed with its sources. The answer is billed at the chat model's prices
+ * (`knowledge_bases.ask`).
  */
 export class KbAsk {
   private readonly passages: KbPassagesRepository;
@@ -71,7 +72,7 @@ export class KbAsk {
   ): Promise<PreparedAsk> {
     if (Number(base.readyDocuments) === 0) throw knowledgeBaseNotReady();
     const model = question.model ?? this.defaultModel ?? this.catalogue.firstOfKind("chat")?.id ?? "";
-    // Before the question is embedded: a request refused with 404 must leave no usage (spec "Billing").
+    // Before the question is embedded: a request refused with 404 must leave no usage.
     if (this.catalogue.find(model)?.kind !== "chat") throw modelNotFound(model);
     // And before it reaches any model: the answer's 402 (or 503 for a model not activated), for the
     // largest call the passages can make.

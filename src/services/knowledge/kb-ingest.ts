@@ -14,7 +14,7 @@ import { DocumentUnreadable } from "./documents/document-unreadable.ts";
 import type { DocumentFacts, DocumentReader } from "./reading/document-reader.ts";
 import { readPassageBatches } from "./reading/passage-file.ts";
 
-/** Texts per embedding request (spec "Embeddings": 32 inputs). */
+/** Texts per embedding request: an embedding request takes at most 32. */
 export const EMBED_BATCH = 32;
 /** How long a document may wait for the embedding machines before it fails. */
 export const INGEST_DEADLINE_MS = 30 * 60_000;

@@ -1,6 +1,6 @@
 import type { ChatCall, ChatMessage, CompletionCall } from "../../engines/types.ts";
 
-/** The output limit of a request that names none (spec: `max_tokens` up to 8192). */
+/** The output limit of a request that names none: the most `max_tokens` may ask for. */
 export const DEFAULT_MAX_TOKENS = 8192;
 // Tokens an image may take in the prompt of a vision model: a generous upper bound.
 const IMAGE_TOKENS = 4096;

@@ -15,7 +15,7 @@ export interface FinishedClip {
 }
 
 /**
- * Turns an engine's MP4 into the clip Zona delivers (spec "Video job"): sound tracks removed,
+ * Turns an engine's MP4 into the clip Zona delivers: sound tracks removed,
  * marked as made by AI. Throws Mp4Error for a file that is not a readable MP4 with a picture.
  */
 export function finishClip(engineMp4: Buffer, requestedSeconds: number): FinishedClip {

@@ -19,7 +19,7 @@ import { finishClip } from "./video-clip.ts";
 import { FAILURES, type JobFailure } from "./video-failures.ts";
 import { VIDEO_KEPT_SECONDS } from "./video-service.ts";
 
-/** Frames per second of every clip (spec "Video job"). */
+/** Frames per second of every clip. */
 export const VIDEO_FPS = 24;
 
 /** The signal of calls that must finish even while the process closes. */

@@ -58,13 +58,16 @@ export interface VideoContent {
   secondsLeft: number;
 }
 
-/** The spec's video model: it exists only where machines make it, elsewhere 503, not unknown. */
+/**
+ * The video model the API names (docs/videos-api.md): it exists only where machines make it,
+ * elsewhere 503, not unknown.
+ */
 const SPEC_VIDEO_MODEL = "wan-2.2-5b-fast";
-/** Kept this long after it ends (spec "Limits"). */
+/** Kept this long after it ends. */
 export const VIDEO_KEPT_SECONDS = 7 * 24 * 60 * 60;
 
 /**
- * The request side of video generation (spec "Video"): a job is checked (model, machines in the
+ * The request side of video generation: a job is checked (model, machines in the
  * key's zones, the prompt in each zone that may make it), stored as the person's one unfinished job
  * (atomically: the database refuses a second), its highest cost held, and queued; a worker of any
  * instance makes it (video-runner.ts). Listing, reading, downloading and deleting see only the

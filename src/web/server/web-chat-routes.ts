@@ -28,7 +28,7 @@ export const WEB_PAGES = [
 const YEAR_SECONDS = 365 * 24 * 3600;
 
 /**
- * Serves the web chat at / (spec "the web chat"): its page for every screen, with a
+ * Serves the web chat at / (docs/web-chat.md): its page for every screen, with a
  * strict CSP and never cached, and its files under /assets/ with hashed names, cached for a year,
  * sent compressed when the browser takes it. The front end talks to the app API only.
  */

@@ -52,7 +52,7 @@ const CHAT_NAMES: ReadonlySet<string> = new Set([
   "stream_options",
 ]);
 
-/** Parameters OpenAI has and the spec refuses by name, with the reason given to the client. */
+/** Parameters OpenAI has that are refused by name, with the reason given to the client. */
 export const CHAT_REFUSED: ReadonlyMap<string, string> = new Map([
   ["metadata", "The 'metadata' parameter is not supported: this service stores no completions."],
   ["store", "The 'store' parameter is not supported: this service stores no completions."],
@@ -68,7 +68,7 @@ export const CHAT_REFUSED: ReadonlyMap<string, string> = new Map([
 ]);
 
 /**
- * Validates a `POST /v1/chat/completions` body (spec "Text generation parameters") and throws the
+ * Validates a `POST /v1/chat/completions` body (docs/text-api.md#chat-completions) and throws the
  * ApiError a client should see first:
  *
  * 1. a body that is not JSON (read as a form or as empty): 422 for the fields at fault, before any name check;
@@ -112,7 +112,7 @@ export function validateChat(body: unknown, options: BodyOptions): ValidChat {
   const entry = chatModel(options.catalogue, model);
   checkImages(messages.images, entry);
   if (sampling.stream) {
-    // Accepted with no effect (spec): a stream carries no log probabilities.
+    // Accepted with no effect: a stream carries no log probabilities.
     delete params.logprobs;
     delete params.top_logprobs;
   }

@@ -88,7 +88,7 @@ export function chatModel(catalogue: ModelLookup, id: string): ModelConfig {
   return model;
 }
 
-/** Laravel-style wording of the 422 messages (spec shape 2 comes from such a validator). */
+/** Laravel-style wording of the 422 messages (the 422 shape with `errors` comes from such a validator). */
 export const say = {
   required: (field: string) => `The ${field} field is required.`,
   string: (field: string) => `The ${field} field must be a string.`,

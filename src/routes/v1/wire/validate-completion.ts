@@ -25,7 +25,7 @@ export interface ValidCompletion {
   includeUsage: boolean;
 }
 
-// The chat parameters without messages and tools (spec: "Other parameters as chat completions");
+// The chat parameters without messages and tools;
 // `logprobs` is the completions count (0 to 5), as OpenAI has it.
 const COMPLETION_NAMES: ReadonlySet<string> = new Set([
   "model",

@@ -1,7 +1,7 @@
 import { invalidRequest } from "../../../errors/catalogue.ts";
 import { fieldsOf, given } from "./validate-common.ts";
 
-/** Embeddings take up to 32 texts per request (spec "Size and content limits"). */
+/** Embeddings take up to 32 texts per request. */
 export const MAX_EMBEDDING_INPUTS = 32;
 
 /** A valid `POST /v1/embeddings` body. */

@@ -3,7 +3,7 @@ import { invalidRequest, unknownParameter } from "../../../errors/catalogue.ts";
 import type { ImageRequest } from "../../../services/images/image-request.ts";
 import type { Fields } from "../../wire/fields.ts";
 
-/** Longest prompt, in characters (spec "Limits"). */
+/** Longest prompt, in characters. */
 export const IMAGE_PROMPT_MAX_CHARACTERS = 4000;
 /** The sizes a picture can have; the first is the default. */
 export const IMAGE_SIZES: readonly ImageSize[] = ["1024x1024", "1024x1536", "1536x1024"];
@@ -15,8 +15,8 @@ export const IMAGE_MAX_SEED = 2_147_483_647;
 const FIELDS = new Set(["prompt", "model", "size", "n", "response_format", "seed"]);
 
 /**
- * Validates the JSON body of `POST /v1/images/generations` (spec "Images"): every field not in the
- * spec's table is 400 `unknown_parameter` naming it; `prompt` required and at most 4,000
+ * Validates the JSON body of `POST /v1/images/generations`: every field but the six below is 400
+ * `unknown_parameter` naming it; `prompt` required and at most 4,000
  * characters; `size` one of three (never rounded); `n` 1 to 4; `response_format` `b64_json` or
  * `url`; `seed` 0 to 2147483647. A null field counts as absent. A body that is not JSON was read
  * as empty, so it is a missing prompt. Whether the model exists is the service's to say.

@@ -3,7 +3,7 @@ import type { ModelConfig } from "../../../config/schema.ts";
 import { imageNotSupported, unacceptableImage } from "../../../errors/catalogue.ts";
 import type { ImageRef } from "./validate-messages.ts";
 
-/** Images in chat input: up to 8 MB each (spec "Size and content limits"). */
+/** Images in chat input: up to 8 MB each. */
 export const MAX_IMAGE_BYTES = 8 * 1024 * 1024;
 
 const DATA_URI = /^data:([^,;]*)((?:;[^,;]*)*),/i;

@@ -1,7 +1,7 @@
 import type { ChatMessage, ContentPart } from "../../../engines/types.ts";
 import { type FieldErrors, given, isObject, say } from "./validate-common.ts";
 
-/** Roles a chat message may have (spec "Text generation parameters"). */
+/** Roles a chat message may have. */
 export const ROLES = ["system", "user", "assistant", "tool"] as const;
 const DETAILS = ["auto", "low", "high"] as const;
 

@@ -1,7 +1,7 @@
 import { invalidRequest } from "../../../errors/catalogue.ts";
 import { fieldsOf, given, isObject } from "./validate-common.ts";
 
-/** Rerank limits (spec "Size and content limits"). */
+/** Rerank limits. */
 export const MAX_RERANK_QUERY_CHARACTERS = 32_000;
 export const MAX_RERANK_DOCUMENTS = 32;
 

@@ -41,7 +41,7 @@ export interface ValidResponses {
 const MODES = ["none", "auto", "required"] as const;
 
 /**
- * Validates a `POST /v1/responses` body (spec: the honoured subset, every other field accepted and
+ * Validates a `POST /v1/responses` body (the honoured subset, every other field accepted and
  * ignored) into a chat call: `instructions` becomes a leading system message, `developer` messages
  * are system messages, `function_call` and `function_call_output` items become assistant tool calls
  * and tool messages, `reasoning` items are dropped. `stream: true` is 501 before anything else; a

@@ -16,7 +16,7 @@ import {
   say,
 } from "./validate-common.ts";
 
-/** The spec's ceiling of `max_tokens` (and `max_completion_tokens`, `max_output_tokens`). */
+/** The ceiling of `max_tokens` (and `max_completion_tokens`, `max_output_tokens`). */
 export const MAX_OUTPUT_TOKENS = 8192;
 /** Chat `n`: 1 to 8. */
 export const MAX_CHOICES = 8;
@@ -33,7 +33,7 @@ const LOCAL_REFUSED: readonly string[] = [
   "parallel_tool_calls",
 ];
 
-/** `service_tier` values the spec accepts; the tier itself comes from `X-Service-Tier`. */
+/** `service_tier` values accepted; the tier itself comes from `X-Service-Tier`. */
 const SERVICE_TIERS = ["auto", "default"] as const;
 
 /** The parameters chat completions and completions share, read from the body. */
@@ -131,7 +131,7 @@ export function checkSamplingCombinations(fields: Fields, values: SamplingValues
 }
 
 /**
- * The refusals of models served by a local-model server (spec: `n` above 1, `logprobs`,
+ * The refusals of models served by a local-model server (`n` above 1, `logprobs`,
  * `top_logprobs`, `logit_bias`, `parallel_tool_calls`), read from the body as sent so that they come
  * before the range and dependency checks: `top_logprobs` alone, or `n: 50`, is a 400 naming the field,
  * not a 422. `logprobs` and `top_logprobs` with `stream: true` are accepted (they have no effect there).

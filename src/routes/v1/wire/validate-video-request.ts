@@ -2,7 +2,7 @@ import type { VideoSize } from "../../../engines/types.ts";
 import { invalidRequest, unknownParameter, unsupportedParameter } from "../../../errors/catalogue.ts";
 import type { VideoRequest } from "../../../services/videos/video-request.ts";
 
-/** Longest prompt, in characters (spec "Limits"). */
+/** Longest prompt, in characters. */
 export const VIDEO_PROMPT_MAX_CHARACTERS = 2000;
 /** The sizes a clip can have; the first is the default. */
 export const VIDEO_SIZES: readonly VideoSize[] = ["1280x704", "704x1280"];
@@ -17,7 +17,7 @@ const FIELDS = new Set(["prompt", "model", "seconds", "size", "seed"]);
 export type VideoFields = Record<string, unknown>;
 
 /**
- * Validates `POST /v1/videos` (spec "Video"), from a JSON body or a multipart form (the official SDKs
+ * Validates `POST /v1/videos`, from a JSON body or a multipart form (the official SDKs
  * send a form, so numbers may arrive as strings): `prompt` required, at most 2,000 characters;
  * `seconds` 5; `size` 1280x704 or 704x1280 (never rounded); `seed` 0 to 2147483647;
  * `input_reference` refused (videos are made from a prompt alone) and every other field 400

@@ -3,7 +3,7 @@
  * be lowered per call (tests do) but the defaults are what uploads get.
  */
 export interface DocumentLimits {
-  /** Largest file accepted, in bytes (spec "Limits": document upload 50 MB). */
+  /** Largest file accepted, in bytes (uploads may be up to 50 MB). */
   maxBytes: number;
   /** Most pages a PDF may have; counted before any page is read. */
   maxPages: number;

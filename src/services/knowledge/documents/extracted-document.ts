@@ -1,4 +1,4 @@
-/** The document formats a knowledge base takes (spec: PDF, DOCX, TXT, Markdown). */
+/** The document formats a knowledge base takes: PDF, DOCX, TXT, Markdown. */
 export type DocumentFormat = "pdf" | "docx" | "txt" | "markdown";
 
 /** One paragraph of extracted text (a list item, a table cell, a code block count as one). */

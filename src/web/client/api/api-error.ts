@@ -1,4 +1,4 @@
-/** An answer of the app API that is not a success, in its shape (spec "Errors / Shapes" 6). */
+/** An answer of the app API that is not a success, in its shape (docs/app-auth.md#errors). */
 export class ApiError extends Error {
   readonly status: number;
   /** `error.code` of the body; `not_found` for a 404 `{message}`; `network` when no answer came. */

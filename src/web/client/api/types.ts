@@ -6,7 +6,7 @@ export interface User {
   language: string;
 }
 
-/** The login response of the app API (spec "Login response"). */
+/** The login response of the app API (docs/app-auth.md#login-response). */
 export interface LoginResponse {
   access_token: string;
   refresh_token: string;
@@ -15,7 +15,7 @@ export interface LoginResponse {
   user: { id: string; email: string; email_verified: boolean };
 }
 
-/** A message of a conversation (spec "Conversation (app API)"). */
+/** A message of a conversation (docs/app-chat.md#conversation-and-message). */
 export interface Message {
   id: string;
   role: "user" | "assistant";

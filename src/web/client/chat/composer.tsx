@@ -4,7 +4,7 @@ import { DictateButton } from "../audio/dictate-button.tsx";
 import { type TextKey, t } from "../i18n/i18n.ts";
 import { preferredModel, preferredTier, rememberPicks } from "./web-models.ts";
 
-/** The app API's limit of a message (spec "Size and content limits"). */
+/** The app API's limit of a message, in characters. */
 const MAX_CONTENT = 8000;
 
 /**

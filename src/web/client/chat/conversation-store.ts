@@ -7,7 +7,7 @@ import type { Conversation, Message } from "../api/types.ts";
 import { errorText } from "../ui/error-text.ts";
 import { putConversation } from "./conversation-list.ts";
 
-/** The fixed text the app API saves for an answer that failed (spec "States and transitions"). */
+/** The fixed text the app API saves for an answer that failed. */
 export const FAILED_ANSWER = "The model did not answer. Please try again.";
 
 /** A message as the page shows it: saved, or an answer still arriving, failed or stopped. */
@@ -122,7 +122,7 @@ export function forget(id: string): void {
   states.delete(id);
 }
 
-/** Closes the answer stream: the spec's way to stop an answer. What arrived stays. */
+/** Closes the answer stream, the app API's way to stop an answer (no stop endpoint). What arrived stays. */
 export function stop(id: string): void {
   controllers.get(id)?.abort();
 }

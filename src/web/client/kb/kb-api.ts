@@ -5,7 +5,7 @@ import { readEventStream } from "../api/sse-reader.ts";
 import { type TextKey, t } from "../i18n/i18n.ts";
 import { errorText } from "../ui/error-text.ts";
 
-/** Limits of the app API (spec "Limits": question 2,000 characters, document upload 50 MB). */
+/** Limits of the app API: a question of at most 2,000 characters, a document of at most 50 MB. */
 export const QUESTION_MAX_CHARACTERS = 2000;
 export const DOCUMENT_MAX_BYTES = 50 * 1024 * 1024;
 /** What the file picker offers; the app API judges a file by its content, not by its name. */
