@@ -41,7 +41,7 @@ interface MadePicture {
 }
 
 /** The image model the API names (docs/images-api.md). */
-const SPEC_IMAGE_MODEL = "z-image-turbo";
+const NAMED_IMAGE_MODEL = "z-image-turbo";
 
 // Seeds run from 0 to 2^31 - 1; picture i of a request uses seed + i, wrapping around.
 const SEEDS = 2 ** 31;
@@ -145,7 +145,7 @@ export class ImageService {
     }
     const model = this.catalogue.find(id);
     // The image model the API names exists only where machines make it: elsewhere it is 503, not unknown.
-    if (model === undefined && id === SPEC_IMAGE_MODEL) throw noEngineAvailable(id);
+    if (model === undefined && id === NAMED_IMAGE_MODEL) throw noEngineAvailable(id);
     if (model?.kind !== "image") throw imageModelNotFound(id);
     return model;
   }

@@ -9,7 +9,7 @@ import { KbIngest } from "./kb-ingest.ts";
 import type { DocumentReader } from "./reading/document-reader.ts";
 
 // The default chat model of a question: one whose id ends in `3.8-27b` (the 27b model of any family).
-const SPEC_DEFAULT = /3\.8-27b$/;
+const DEFAULT_CHAT_MODEL = /3\.8-27b$/;
 
 /** The knowledge services of one configuration: reading documents and answering questions. */
 export function createKnowledgeServices(deps: {
@@ -24,7 +24,7 @@ export function createKnowledgeServices(deps: {
   log: FastifyBaseLogger | undefined;
 }): { kbIngest: KbIngest; kbAsk: KbAsk } {
   const chatModels = deps.catalogue.ofKind("chat");
-  const defaultModel = (chatModels.find((model) => SPEC_DEFAULT.test(model.id)) ?? chatModels[0])?.id;
+  const defaultModel = (chatModels.find((model) => DEFAULT_CHAT_MODEL.test(model.id)) ?? chatModels[0])?.id;
   return {
     kbIngest: new KbIngest({
       bases: deps.bases,

@@ -62,7 +62,7 @@ export interface VideoContent {
  * The video model the API names (docs/videos-api.md): it exists only where machines make it,
  * elsewhere 503, not unknown.
  */
-const SPEC_VIDEO_MODEL = "wan-2.2-5b-fast";
+const NAMED_VIDEO_MODEL = "wan-2.2-5b-fast";
 /** Kept this long after it ends. */
 export const VIDEO_KEPT_SECONDS = 7 * 24 * 60 * 60;
 
@@ -246,11 +246,11 @@ export class VideoService {
   private model(id: string | undefined): ModelConfig {
     if (id === undefined) {
       const model = this.catalogue.firstOfKind("video");
-      if (!model) throw noEngineAvailable(SPEC_VIDEO_MODEL);
+      if (!model) throw noEngineAvailable(NAMED_VIDEO_MODEL);
       return model;
     }
     const model = this.catalogue.find(id);
-    if (model === undefined && id === SPEC_VIDEO_MODEL) throw noEngineAvailable(id);
+    if (model === undefined && id === NAMED_VIDEO_MODEL) throw noEngineAvailable(id);
     if (model?.kind !== "video") throw videoModelNotFound(id);
     return model;
   }
