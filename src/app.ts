@@ -44,10 +44,9 @@ import { appApiRoutes } from "./routes/app/index.ts";
 import { healthRoutes, type ReadinessCheck } from "./routes/health.ts";
 import { imageFileRoutes } from "./routes/v1/images.ts";
 import { keyApiRoutes } from "./routes/v1/index.ts";
+import { startBackgroundJobs } from "./services/background-jobs.ts";
 import { ConfigReloader } from "./services/config-reloader.ts";
 import { createServices, type Services } from "./services/create-services.ts";
-import { INGEST_JOB, type IngestJobData } from "./services/knowledge/ingest-queue.ts";
-import { VIDEO_JOB, type VideoJobData } from "./services/videos/video-queue.ts";
 import type { Store } from "./store/database.ts";
 import { webChatRoutes } from "./web/server/web-chat-routes.ts";
 
@@ -220,9 +219,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Image links need no key: they live beside the key API, not behind its authentication.
   await app.register(imageFileRoutes, { prefix: PREFIX.key, services });
   services.imageFiles.startSweeper();
-  startVideoWork(services);
-  startDocumentWork(services);
-  services.titleUpkeep.start();
+  startBackgroundJobs(services);
   await app.register(appApiRoutes, { prefix: PREFIX.app, config, services });
   if (config.app.web_chat.enabled) await app.register(webChatRoutes, { services });
   if (config.server.admin_token || deps.localOperatorToken) {
@@ -251,30 +248,6 @@ function serveMetrics(app: FastifyInstance, metrics: MetricsRegistry, server: Co
     app.log.info({ host: server.metrics_host, port: bound }, "metrics listening at /metrics");
   });
   app.addHook("onClose", () => listener.close());
-}
-
-/**
- * Video jobs run on every instance: each run of a queued video job is one step of it, made by the
- * video services in force (a reload reaches the next step); the upkeep deletes videos past their
- * 7 days and queues unfinished jobs whose queue entry was lost.
- */
-function startVideoWork(services: Services): void {
-  services.durableJobs.work<VideoJobData>(
-    VIDEO_JOB,
-    (data, signal) => services.videoRunner.step(data.id, signal),
-    { onGaveUp: (data, deaths) => services.videoRunner.givenUp(data.id, deaths) },
-  );
-  services.videoUpkeep.start();
-}
-
-/** Uploaded documents are read on every instance, by the knowledge services in force. */
-function startDocumentWork(services: Services): void {
-  services.durableJobs.work<IngestJobData>(
-    INGEST_JOB,
-    (data, signal) => services.kbIngest.step(data.id, signal),
-    { onGaveUp: (data, deaths) => services.knowledgeBases.readingGivenUp(data.id, deaths) },
-  );
-  services.kbUpkeep.start();
 }
 
 /** What `GET /readyz` asks: the database, and Redis when the counters or the jobs live there. */

@@ -1,13 +1,13 @@
 import { createRequire } from "node:module";
 import type { Job, JobsOptions, Queue, RedisClient, Worker } from "bullmq";
 import type { FastifyBaseLogger } from "fastify";
-import { JobDeferred } from "./job-deferred.ts";
 import {
   DEFAULT_CRASH_LIMIT,
   type JobHandler,
   type JobHooks,
   type JobOptions,
   type JobQueue,
+  laterBy,
 } from "./job-queue.ts";
 
 /** Where and how a BullMQ queue keeps its jobs. */
@@ -65,7 +65,7 @@ const STALLED_TOO_OFTEN = "job stalled more than allowable limit";
  * runs them, so a job survives the process that added it (BullMQ hands a job whose worker died to
  * another instance after its lock expires). A job id that is still waiting or running is not added
  * twice; a failed one (kept for inspection) is replaced. The worker starts with the first `work`.
- * A handler's `JobDeferred` moves its job to the delayed set without counting an attempt.
+ * A handler's `later` outcome moves its job to the delayed set without counting an attempt.
  *
  * Poison jobs: BullMQ counts, per job, the runs whose worker stopped renewing the job's lock (the
  * process died): `stalledCounter`. A job that stalled before runs alone in this process (one that
@@ -87,7 +87,7 @@ export class BullMqQueue implements JobQueue {
   private readonly handlers = new Map<string, { handler: JobHandler<unknown>; hooks: JobHooks<unknown> }>();
   private readonly stopping = new AbortController();
   /** Handlers running in this process; a close waits for them, never for Redis. */
-  private readonly running = new Set<Promise<void>>();
+  private readonly running = new Set<Promise<unknown>>();
   /** The Redis clients BullMQ opened, once each connected. */
   private readonly clients: RedisClient[] = [];
   /** Clients that have not connected yet. */
@@ -237,10 +237,8 @@ export class BullMqQueue implements JobQueue {
     this.running.add(running);
     if (suspect) this.alone = true;
     try {
-      await running;
-    } catch (error) {
-      if (!(error instanceof JobDeferred)) throw error;
-      await this.later(job, token, error.delayMs);
+      const later = laterBy(await running);
+      if (later !== undefined) await this.later(job, token, later);
     } finally {
       if (suspect) this.alone = false;
       this.running.delete(running);

@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { JobDeferred } from "./job-deferred.ts";
-import type { JobHandler, JobHooks, JobOptions, JobQueue } from "./job-queue.ts";
+import { type JobHandler, type JobHooks, type JobOptions, type JobQueue, laterBy } from "./job-queue.ts";
 
 interface Job {
   name: string;
@@ -26,7 +25,7 @@ export interface InProcessQueueOptions {
  * embedded installation is one process; its jobs are conveniences that can be lost, such as titles).
  * A graceful close still runs every job already queued, with its signal aborted so each ends quickly.
  *
- * A job added with `delayMs`, or deferred by its handler (`JobDeferred`), waits on a timer. Such a
+ * A job added with `delayMs`, or deferred by its handler (a `later` outcome), waits on a timer. Such a
  * job counts for `idle()` (tests deferring by a short delay wait on it as on any other) and keeps
  * the process alive until it runs; `close()` drops the ones not yet due, and the ones deferred
  * during the close, since the jobs of this queue are throwaway anyway.
@@ -149,13 +148,10 @@ export class InProcessQueue implements JobQueue {
     if (!handler) return undefined;
     for (let attempt = job.failures + 1; ; attempt++) {
       try {
-        await handler(job.data, this.stopping.signal);
-        return undefined;
+        const later = laterBy(await handler(job.data, this.stopping.signal));
+        if (later !== undefined) job.failures = attempt - 1;
+        return later;
       } catch (error) {
-        if (error instanceof JobDeferred) {
-          job.failures = attempt - 1;
-          return error.delayMs;
-        }
         if (attempt >= this.attempts || this.stopping.signal.aborted) {
           this.log?.error({ err: error, job: job.name, attempts: attempt }, "background job failed");
           return undefined;

@@ -1,10 +1,35 @@
 /**
- * Handles one job. `signal` is aborted when the queue closes: a handler then finishes quickly
- * (with a cheaper result) rather than keeping the shutdown waiting. A handler may run more than once
- * for the same job (a second instance takes over a job whose process died), so it must be idempotent.
- * Throwing `JobDeferred` runs the job again later without counting a failure (job-deferred.ts).
+ * What one run of a job came to: finished (`done`, also what a handler that returns nothing
+ * says), or not finished with nothing to do now (`later`: a video still being made, no machine free
+ * yet, the process closing mid-step), so the queue runs it again after `delayMs` without counting a
+ * failed attempt. Each run is then one short step of a long job, and a job of many minutes never
+ * holds a worker while it waits. A failure the step cannot name is thrown: the queue's retries and
+ * its count of runs that died take over.
  */
-export type JobHandler<T> = (data: T, signal: AbortSignal) => Promise<void>;
+export type JobOutcome = { kind: "done" } | { kind: "later"; delayMs: number };
+
+/** The outcome of a run that finished its job. */
+export const JOB_DONE: JobOutcome = { kind: "done" };
+
+/** The outcome of a run whose job runs again in `delayMs` (at least 0). */
+export function runAgainIn(delayMs: number): JobOutcome {
+  return { kind: "later", delayMs: Math.max(0, delayMs) };
+}
+
+/** The delay before the next run when a run ended `later`, else undefined. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has finished its job.
+export function laterBy(outcome: JobOutcome | void): number | undefined {
+  return outcome?.kind === "later" ? outcome.delayMs : undefined;
+}
+
+/**
+ * Handles one run of a job and says what it came to. `signal` is aborted when the queue closes: a
+ * handler then finishes quickly (with a cheaper result, or `later`) rather than keeping the shutdown
+ * waiting. A handler may run more than once for the same job (a second instance takes over a job
+ * whose process died), so it must be idempotent.
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has finished its job.
+export type JobHandler<T> = (data: T, signal: AbortSignal) => Promise<JobOutcome | void>;
 
 /**
  * What the capability of a job is told when its queue stops running it. A job whose run ended with

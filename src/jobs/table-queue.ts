@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { ClaimedJob, DurableJobsRepository } from "../store/repositories/durable-jobs.ts";
-import { JobDeferred } from "./job-deferred.ts";
 import { JobLease } from "./job-lease.ts";
 import {
   DEFAULT_CRASH_LIMIT,
@@ -8,6 +7,7 @@ import {
   type JobHooks,
   type JobOptions,
   type JobQueue,
+  laterBy,
 } from "./job-queue.ts";
 
 /** How a table-backed queue runs its jobs. */
@@ -34,7 +34,10 @@ export interface TableQueueOptions {
   log?: Pick<FastifyBaseLogger, "error" | "warn" | "info">;
 }
 
-type RunOutcome = { done: true } | { done: false; error: unknown };
+type RunOutcome =
+  | { done: true }
+  | { done: false; later: number }
+  | { done: false; later?: undefined; error: unknown };
 
 // Short, as BullMqQueue's: only tests wait on idle().
 const IDLE_POLL_MS = 20;
@@ -55,7 +58,7 @@ const GIVE_UP_RETRY_MS = 30_000;
  * `close()` it resolves once nothing runs here.
  *
  * `close()` stops claiming, aborts the running handlers' signal and waits for them. A handler that
- * then throws `JobDeferred` is re-scheduled, and one that throws anything else has its lease
+ * then ends `later` is re-scheduled, and one that throws has its lease
  * released without counting a failure: a graceful close leaves its unfinished jobs to the next start.
  *
  * Poison jobs: a claim marks its run as begun, and every end this process sees clears the mark; a
@@ -226,8 +229,8 @@ export class TableQueue implements JobQueue {
     const lease = new JobLease(this.repo, claimed, this.leaseMs, this.stopping.signal);
     let outcome: RunOutcome;
     try {
-      await handler(claimed.data, lease.signal);
-      outcome = { done: true };
+      const later = laterBy(await handler(claimed.data, lease.signal));
+      outcome = later === undefined ? { done: true } : { done: false, later };
     } catch (error) {
       outcome = { done: false, error };
     }
@@ -244,7 +247,7 @@ export class TableQueue implements JobQueue {
   /** Writes how a run ended; false when the lease was lost meanwhile. */
   private async record(job: ClaimedJob, outcome: RunOutcome): Promise<boolean> {
     if (outcome.done) return this.repo.finish(job);
-    if (outcome.error instanceof JobDeferred) return this.repo.defer(job, outcome.error.delayMs);
+    if (outcome.later !== undefined) return this.repo.defer(job, outcome.later);
     // Cut by the shutdown rather than failed on its own: not an attempt.
     if (this.stopping.signal.aborted) return this.repo.release(job);
     const backoffMs = this.backoffMs * 2 ** job.attempts;

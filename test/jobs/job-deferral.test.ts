@@ -1,7 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { InProcessQueue } from "../../src/jobs/in-process-queue.ts";
-import { JobDeferred } from "../../src/jobs/job-deferred.ts";
-import type { JobQueue } from "../../src/jobs/job-queue.ts";
+import { type JobQueue, runAgainIn } from "../../src/jobs/job-queue.ts";
 import { TableQueue } from "../../src/jobs/table-queue.ts";
 import { DurableJobsRepository } from "../../src/store/repositories/durable-jobs.ts";
 import { durableJobs } from "../../src/store/schema.ts";
@@ -80,12 +79,12 @@ describe.each(KINDS)("Background jobs: deferral in the $name queue", (kind) => {
   });
   afterAll(() => around?.close());
 
-  it("a job that throws JobDeferred runs again after its delay; idle() waits for it; no attempt counted", async () => {
+  it("a job whose run ends `later` runs again after its delay; idle() waits for it; no attempt counted", async () => {
     const q = queue({ attempts: 1 });
     const runs: number[] = [];
     q.work("step", async () => {
       runs.push(Date.now());
-      if (runs.length < 4) throw new JobDeferred(20);
+      if (runs.length < 4) return runAgainIn(20);
     });
     await q.add("step", {});
     await q.idle();
@@ -99,7 +98,7 @@ describe.each(KINDS)("Background jobs: deferral in the $name queue", (kind) => {
     let runs = 0;
     q.work("mixed", async () => {
       runs++;
-      if (runs === 2) throw new JobDeferred(5);
+      if (runs === 2) return runAgainIn(5);
       throw new Error("still broken");
     });
     await q.add("mixed", {});
@@ -149,7 +148,7 @@ describe("Background jobs: deferral in the in-process queue, at close", () => {
       runs++;
       started();
       await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-      throw new JobDeferred(0);
+      return runAgainIn(0);
     });
     await q.add("step", {}, { delayMs: 600_000 });
     await q.add("step", {});

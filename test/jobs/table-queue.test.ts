@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/load.ts";
 import { createDurableQueue, createJobQueue } from "../../src/jobs/create-job-queue.ts";
 import { InProcessQueue } from "../../src/jobs/in-process-queue.ts";
-import { JobDeferred } from "../../src/jobs/job-deferred.ts";
+import { runAgainIn } from "../../src/jobs/job-queue.ts";
 import { TableQueue, type TableQueueOptions } from "../../src/jobs/table-queue.ts";
 import type { Store } from "../../src/store/database.ts";
 import { type ClaimedJob, DurableJobsRepository } from "../../src/store/repositories/durable-jobs.ts";
@@ -100,7 +100,7 @@ describe.each(STORE_KINDS)("Background jobs: the table queue on %s", (kind) => {
     const runs: number[] = [];
     q.work("step", async () => {
       runs.push(Date.now());
-      if (runs.length < 4) throw new JobDeferred(30);
+      if (runs.length < 4) return runAgainIn(30);
     });
     await q.add("step", {});
     await q.idle();
@@ -178,7 +178,7 @@ describe.each(STORE_KINDS)("Background jobs: the table queue on %s", (kind) => {
       started.open();
       await aborted(signal);
       // A step cut by the shutdown asks to be run again; anything else thrown is released as it was.
-      if (data === "defers") throw new JobDeferred(0);
+      if (data === "defers") return runAgainIn(0);
       throw new Error("cut short");
     });
     await first.add("video", "defers", { id: "a" });

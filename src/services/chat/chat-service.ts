@@ -33,6 +33,8 @@ export class ChatService {
   private readonly defaultLabel: string;
   /** The queue the automatic title job runs on (tests wait for it with `jobs.idle()`). */
   readonly jobs: JobQueue;
+  /** Writes the automatic titles: the title job's runs (services/background-jobs.ts). */
+  readonly titles: TitleWriter;
 
   constructor(deps: {
     config: Config;
@@ -44,7 +46,7 @@ export class ChatService {
     this.repo = new ConversationsRepository(deps.db);
     this.jobs = deps.jobs;
     this.exchanges = new ChatExchanges({ repo: this.repo, text: deps.text, jobs: deps.jobs, log: deps.log });
-    new TitleWriter({ repo: this.repo, text: deps.text, log: deps.log }).register(deps.jobs);
+    this.titles = new TitleWriter({ repo: this.repo, text: deps.text, log: deps.log });
     this.defaultTitle = DEFAULT_TITLES[deps.config.installation.language];
     this.defaultLabel = deps.config.app.default_chat_label;
   }

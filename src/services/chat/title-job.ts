@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Payer } from "../../billing/payer.ts";
-import type { JobQueue } from "../../jobs/job-queue.ts";
 import type { ConversationsRepository } from "../../store/repositories/conversations.ts";
 import { characterCount } from "../text/character-count.ts";
 import type { TextGeneration } from "../text/text-generation.ts";
@@ -53,18 +52,13 @@ export class TitleWriter {
     this.log = deps.log;
   }
 
-  /**
-   * Registers the job's handler on a queue. A job the queue gave up (its runs stopped the service)
-   * ends as a failed generation does: with the beginning of the first message.
-   */
-  register(queue: JobQueue): void {
-    queue.work<TitleJobData>(TITLE_JOB, (data, signal) => this.write(data, signal), {
-      onGaveUp: (data) => this.writeWith(data, async () => undefined),
-    });
-  }
-
   async write(data: TitleJobData, signal: AbortSignal): Promise<void> {
     await this.writeWith(data, (message) => this.generate(data, message, signal));
+  }
+
+  /** A job the queue gave up (its runs stopped the service) ends as a failed generation does. */
+  async givenUp(data: TitleJobData): Promise<void> {
+    await this.writeWith(data, async () => undefined);
   }
 
   private async writeWith(

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { TierName } from "../../config/schema.ts";
 import { ApiError } from "../../errors/catalogue.ts";
-import { JobDeferred } from "../../jobs/job-deferred.ts";
+import { JOB_DONE, type JobOutcome, runAgainIn } from "../../jobs/job-queue.ts";
 import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KbDocumentRow, KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
@@ -76,23 +76,30 @@ export class KbIngest {
     this.log = deps.log;
   }
 
-  async step(id: string, signal: AbortSignal): Promise<void> {
+  /**
+   * One run of a document's reading: `later` while its account reads as many as it may at once, or
+   * while no machine embeds its passages yet; `done` once it is read or failed.
+   */
+  async step(id: string, signal: AbortSignal): Promise<JobOutcome> {
     try {
-      await this.ingest(id, signal);
+      return await this.ingest(id, signal);
     } catch (error) {
-      if (!(error instanceof IngestEnded)) throw error;
+      if (error instanceof IngestEnded) return JOB_DONE;
+      if (error instanceof StepLater) return runAgainIn(error.delayMs);
+      throw error;
     }
   }
 
-  private async ingest(id: string, signal: AbortSignal): Promise<void> {
+  private async ingest(id: string, signal: AbortSignal): Promise<JobOutcome> {
     const document = await this.bases.document(id);
-    if (!document) return;
+    if (!document) return JOB_DONE;
     const started = await this.bases.startReading(id, this.readsPerAccount);
-    if (started === "gone") return;
-    if (started === "busy") throw new JobDeferred(ACCOUNT_BUSY_MS);
+    if (started === "gone") return JOB_DONE;
+    if (started === "busy") return runAgainIn(ACCOUNT_BUSY_MS);
     const folder = await mkdtemp(join(tmpdir(), "zona-reading-"));
     try {
       await this.readAndStore(document, folder, signal);
+      return JOB_DONE;
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
@@ -179,7 +186,7 @@ export class KbIngest {
       }
       // Queued again while it waits, so that the account's other documents may be read meanwhile.
       await this.bases.requeue(document.id);
-      throw new JobDeferred(RETRY_EMBEDDING_MS);
+      throw new StepLater(RETRY_EMBEDDING_MS);
     }
   }
 
@@ -197,3 +204,12 @@ export class KbIngest {
 
 /** The reading ended inside a helper (the document failed): the job is over. */
 export class IngestEnded extends Error {}
+
+/** The reading goes on later: a helper found nothing to do now, and the step ends `later` by this much. */
+class StepLater extends Error {
+  readonly delayMs: number;
+  constructor(delayMs: number) {
+    super(`the reading goes on in ${delayMs} ms`);
+    this.delayMs = delayMs;
+  }
+}

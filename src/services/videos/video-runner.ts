@@ -11,7 +11,7 @@ import {
   type VideoSize,
 } from "../../engines/types.ts";
 import { engineTextLogFields, upstreamLogFields } from "../../engines/upstream-log.ts";
-import { JobDeferred } from "../../jobs/job-deferred.ts";
+import { JOB_DONE, type JobOutcome, runAgainIn } from "../../jobs/job-queue.ts";
 import { Mp4Error } from "../../media/mp4-ai-mark.ts";
 import type { VideoJobRow, VideoJobsRepository } from "../../store/repositories/video-jobs.ts";
 import type { VideoCancel } from "./video-cancel.ts";
@@ -82,18 +82,23 @@ export class VideoRunner {
     this.log = deps.log;
   }
 
-  /** One step of a job; throws JobDeferred while the job goes on. */
-  async step(id: string, signal: AbortSignal): Promise<void> {
+  /** One step of a job: `later` while the job goes on, `done` once it has ended. */
+  async step(id: string, signal: AbortSignal): Promise<JobOutcome> {
     const job = await this.repo.byId(id);
-    if (!job || job.status === "failed") return;
-    if (job.status === "completed") return this.settle(job);
+    if (!job || job.status === "failed") return JOB_DONE;
+    if (job.status === "completed") {
+      await this.settle(job);
+      return JOB_DONE;
+    }
     try {
       if (job.status === "queued") await this.place(job, signal);
       else await this.follow(job, signal);
+      return JOB_DONE;
     } catch (error) {
-      if (error instanceof JobFinished) return;
+      if (error instanceof JobFinished) return JOB_DONE;
+      if (error instanceof StepLater) return runAgainIn(error.delayMs);
       // Closing mid-step: the job is taken up again at the next start, from what is stored.
-      if (signal.aborted && !(error instanceof JobDeferred)) throw new JobDeferred(0);
+      if (signal.aborted) return runAgainIn(0);
       throw error;
     }
   }
@@ -176,7 +181,7 @@ export class VideoRunner {
     if (job.engineJobId === null) {
       // The process stopped between taking a machine and hearing back from it: ask again.
       await this.repo.unclaim(job.id);
-      throw new JobDeferred(0);
+      throw new StepLater(0);
     }
     const engineJobId = job.engineJobId;
     const machine = this.registry.machines.find((candidate) => candidate.config.name === job.machine);
@@ -374,8 +379,8 @@ export class VideoRunner {
     }
   }
 
-  private later(): JobDeferred {
-    return new JobDeferred(this.pollMs);
+  private later(): StepLater {
+    return new StepLater(this.pollMs);
   }
 
   private elapsed(since: Date): number {
@@ -385,6 +390,15 @@ export class VideoRunner {
 
 /** The job ended inside a helper (failed and released): the step is over. */
 export class JobFinished extends Error {}
+
+/** The job goes on: a helper found nothing to do now, and the step ends `later` by this much. */
+class StepLater extends Error {
+  readonly delayMs: number;
+  constructor(delayMs: number) {
+    super(`the video job goes on in ${delayMs} ms`);
+    this.delayMs = delayMs;
+  }
+}
 
 function callOf(job: VideoJobRow) {
   return {
