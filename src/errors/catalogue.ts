@@ -128,6 +128,14 @@ export function insufficientCredits(): ApiError {
   });
 }
 
+/** Whether a failure is a refusal to pay for the work: no credits left, or a key's monthly limit reached. */
+export function isPaymentRefused(error: unknown): boolean {
+  return (
+    error instanceof ApiError &&
+    (error.code === "insufficient_credits" || error.code === "spending_limit_reached")
+  );
+}
+
 /** 401 of the operator API. */
 export function invalidAdminToken(): ApiError {
   return new ApiError({

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { JobQueue } from "../../jobs/job-queue.ts";
-import { Periodic } from "../../jobs/periodic.ts";
+import { Upkeep } from "../../jobs/upkeep.ts";
 import type { ConversationsRepository } from "../../store/repositories/conversations.ts";
 import { FAILED_ANSWER } from "./chat-exchange.ts";
 import { TITLE_JOB, type TitleJobData } from "./title-job.ts";
@@ -19,12 +19,9 @@ const REQUEUE_BATCH = 500;
  * carry the default title, at start, every minute and when the queue's Redis is back, on every
  * instance (the queue keeps one entry per conversation, and the job writes only over the default).
  */
-export class TitleUpkeep {
+export class TitleUpkeep extends Upkeep {
   private readonly repo: ConversationsRepository;
-  private readonly queue: JobQueue;
   private readonly now: () => Date;
-  private readonly periodic: Periodic;
-  private readonly log: FastifyBaseLogger | undefined;
 
   constructor(deps: {
     repo: ConversationsRepository;
@@ -32,11 +29,20 @@ export class TitleUpkeep {
     now: () => Date;
     log?: FastifyBaseLogger;
   }) {
+    super("automatic-title upkeep", { queue: deps.queue, everyMs: TITLE_UPKEEP_EVERY_MS, log: deps.log });
     this.repo = deps.repo;
-    this.queue = deps.queue;
     this.now = deps.now;
-    this.log = deps.log;
-    this.periodic = new Periodic("automatic-title upkeep", () => this.requeue(), deps.log);
+  }
+
+  protected pass(): Promise<unknown> {
+    return this.requeue();
+  }
+
+  /** After an outage every untitled conversation is queued, however recent (see `requeue`). */
+  protected override afterOutage(): void {
+    this.requeue(0).catch((error: unknown) =>
+      this.log?.warn({ err: error }, "automatic-title upkeep failed; trying again at the next run"),
+    );
   }
 
   /**
@@ -62,19 +68,5 @@ export class TitleUpkeep {
       await this.queue.add(TITLE_JOB, data, { id: `title-${conversation.id}` });
     }
     return lost.length;
-  }
-
-  /** Queues now, then every minute and whenever the queue is reachable again, until stopped. */
-  start(everyMs = TITLE_UPKEEP_EVERY_MS): void {
-    this.periodic.start(everyMs);
-    this.queue.onReconnected?.(() => {
-      this.requeue(0).catch((error: unknown) =>
-        this.log?.warn({ err: error }, "automatic-title upkeep failed; trying again at the next run"),
-      );
-    });
-  }
-
-  stop(): void {
-    this.periodic.stop();
   }
 }

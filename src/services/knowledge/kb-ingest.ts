@@ -4,11 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { TierName } from "../../config/schema.ts";
-import { ApiError } from "../../errors/catalogue.ts";
+import { ApiError, isPaymentRefused } from "../../errors/catalogue.ts";
 import { JOB_DONE, type JobOutcome, runAgainIn } from "../../jobs/job-queue.ts";
 import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KbDocumentRow, KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
+import { UnfitEmbedding } from "../../store/vectors/cosine.ts";
 import type { TextGeneration } from "../text/text-generation.ts";
 import { DocumentUnreadable } from "./documents/document-unreadable.ts";
 import type { DocumentFacts, DocumentReader } from "./reading/document-reader.ts";
@@ -141,7 +142,7 @@ export class KbIngest {
         if ((await this.passages.append(document.id, document.kbId, rows)) === 0) return; // deleted meanwhile
       } catch (error) {
         // An embedding model of another size than bge-m3's 1024: trying again cannot help.
-        if (error instanceof RangeError) return this.fail(document, REASONS.badVectors);
+        if (error instanceof UnfitEmbedding) return this.fail(document, REASONS.badVectors);
         throw error;
       }
     }
@@ -176,7 +177,7 @@ export class KbIngest {
       return placed.result.vectors;
     } catch (error) {
       if (!(error instanceof ApiError) || signal.aborted) throw error;
-      if (error.status === 402) {
+      if (isPaymentRefused(error)) {
         await this.fail(document, REASONS.noCredits);
         throw new IngestEnded();
       }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { JobQueue } from "../../jobs/job-queue.ts";
-import { Periodic } from "../../jobs/periodic.ts";
+import { Upkeep } from "../../jobs/upkeep.ts";
 import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import type { KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
 import { INGEST_JOB, ingestQueueId } from "./ingest-queue.ts";
@@ -16,11 +16,9 @@ const ABANDONED_UPLOAD_SECONDS = 3_600;
  * Redis is back, on every instance (the queue keeps one entry per document): a document whose entry
  * was lost (Redis emptied, the queue away at upload) is still read.
  */
-export class KbUpkeep {
+export class KbUpkeep extends Upkeep {
   private readonly repo: KnowledgeBasesRepository;
   private readonly files: DocumentFiles;
-  private readonly queue: JobQueue;
-  private readonly periodic: Periodic;
 
   constructor(deps: {
     repo: KnowledgeBasesRepository;
@@ -28,10 +26,13 @@ export class KbUpkeep {
     queue: JobQueue;
     log?: FastifyBaseLogger;
   }) {
+    super("knowledge-base upkeep", { queue: deps.queue, everyMs: KB_UPKEEP_EVERY_MS, log: deps.log });
     this.repo = deps.repo;
     this.files = deps.files;
-    this.queue = deps.queue;
-    this.periodic = new Periodic("knowledge-base upkeep", () => this.requeue(), deps.log);
+  }
+
+  protected pass(): Promise<unknown> {
+    return this.requeue();
   }
 
   /** Queues every document not read yet; returns how many. */
@@ -45,15 +46,5 @@ export class KbUpkeep {
     const ids = await this.repo.unread(REQUEUE_BATCH);
     for (const id of ids) await this.queue.add(INGEST_JOB, { id }, { id: ingestQueueId(id) });
     return ids.length;
-  }
-
-  /** Queues now, then every minute and whenever the queue is reachable again, until stopped. */
-  start(everyMs = KB_UPKEEP_EVERY_MS): void {
-    this.periodic.start(everyMs);
-    this.queue.onReconnected?.(() => this.periodic.runNow());
-  }
-
-  stop(): void {
-    this.periodic.stop();
   }
 }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { JobQueue } from "../../jobs/job-queue.ts";
-import { Periodic } from "../../jobs/periodic.ts";
+import { Upkeep } from "../../jobs/upkeep.ts";
 import type { VideoJobsRepository } from "../../store/repositories/video-jobs.ts";
 import { VIDEO_JOB, videoQueueId } from "./video-queue.ts";
 
@@ -15,12 +15,9 @@ const REQUEUE_BATCH = 1_000;
  * per id), so that a job whose queue entry was lost (Redis emptied, a job not queued because the
  * queue was away when it was created) is still made.
  */
-export class VideoUpkeep {
+export class VideoUpkeep extends Upkeep {
   private readonly repo: VideoJobsRepository;
-  private readonly queue: JobQueue;
   private readonly now: () => Date;
-  private readonly log: FastifyBaseLogger | undefined;
-  private readonly periodic: Periodic;
 
   constructor(deps: {
     repo: VideoJobsRepository;
@@ -28,11 +25,13 @@ export class VideoUpkeep {
     now: () => Date;
     log?: FastifyBaseLogger;
   }) {
+    super("video upkeep", { queue: deps.queue, everyMs: VIDEO_UPKEEP_EVERY_MS, log: deps.log });
     this.repo = deps.repo;
-    this.queue = deps.queue;
     this.now = deps.now;
-    this.log = deps.log;
-    this.periodic = new Periodic("video upkeep", () => Promise.all([this.sweep(), this.requeue()]), deps.log);
+  }
+
+  protected pass(): Promise<unknown> {
+    return Promise.all([this.sweep(), this.requeue()]);
   }
 
   /** Deletes the videos past their 7 days; returns how many. */
@@ -47,15 +46,5 @@ export class VideoUpkeep {
     const ids = await this.repo.unfinished(REQUEUE_BATCH);
     for (const id of ids) await this.queue.add(VIDEO_JOB, { id }, { id: videoQueueId(id) });
     return ids.length;
-  }
-
-  /** Runs both now, then every minute (and the queueing whenever the queue is reachable again), until stopped. */
-  start(everyMs = VIDEO_UPKEEP_EVERY_MS): void {
-    this.periodic.start(everyMs);
-    this.queue.onReconnected?.(() => this.periodic.runNow());
-  }
-
-  stop(): void {
-    this.periodic.stop();
   }
 }

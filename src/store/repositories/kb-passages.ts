@@ -119,7 +119,7 @@ export class KbPassagesRepository {
 
   /**
    * The k passages of these bases most similar to a query vector (cosine), best first, ties to
-   * the smaller id. A RangeError when the vector is not EMBEDDING_DIMENSIONS finite numbers.
+   * the smaller id. An UnfitEmbedding when the vector is not EMBEDDING_DIMENSIONS finite numbers.
    */
   async searchByVector(
     kbIds: readonly string[],
@@ -197,7 +197,7 @@ export class KbPassagesRepository {
   }
 }
 
-/** The rows of passages to insert; a RangeError when an embedding is not EMBEDDING_DIMENSIONS finite numbers. */
+/** The rows of passages to insert; an UnfitEmbedding when an embedding is not EMBEDDING_DIMENSIONS finite numbers. */
 function rowsOf(documentId: string, kbId: string, passages: readonly NewPassage[]) {
   return passages.map((passage) => {
     toEmbedding(passage.embedding, `the embedding of passage ${passage.ordinal}`);

@@ -8,17 +8,22 @@ const HEADER_BYTES = 12;
 const DIMENSION_BYTES = 8;
 const ELEMENT_BYTES = 8;
 
+/** An embedding that is not EMBEDDING_DIMENSIONS finite numbers (another model's size, a NaN). */
+export class UnfitEmbedding extends RangeError {
+  override name = "UnfitEmbedding";
+}
+
 /**
  * An embedding as the float4 numbers the database keeps (real[]), checked: exactly
- * EMBEDDING_DIMENSIONS finite numbers, else a RangeError (pgvector would refuse it too).
+ * EMBEDDING_DIMENSIONS finite numbers, else an UnfitEmbedding (pgvector would refuse it too).
  */
 export function toEmbedding(values: ArrayLike<number>, what: string): Float32Array {
   if (values.length !== EMBEDDING_DIMENSIONS) {
-    throw new RangeError(`${what} has ${values.length} numbers, not ${EMBEDDING_DIMENSIONS}`);
+    throw new UnfitEmbedding(`${what} has ${values.length} numbers, not ${EMBEDDING_DIMENSIONS}`);
   }
   const embedding = Float32Array.from(values);
   for (const value of embedding) {
-    if (!Number.isFinite(value)) throw new RangeError(`${what} holds a number that is not finite`);
+    if (!Number.isFinite(value)) throw new UnfitEmbedding(`${what} holds a number that is not finite`);
   }
   return embedding;
 }
