@@ -6,18 +6,20 @@
 /** The codes of a chat answer's `error` event. */
 export type ChatErrorCode = "zone_unavailable" | "model_unavailable" | "upstream_error";
 
+/** The last event of an answer's stream: what it used and how it ended. */
+export interface AnswerDone {
+  type: "done";
+  prompt_tokens: number;
+  completion_tokens: number;
+  latency_ms: number;
+  outcome: "ok" | "error";
+}
+
 /** One event of a chat answer's stream (`POST /api/v1/chat/sessions/{id}/messages`). */
 export type ChatEvent =
   | { type: "delta"; text: string }
   | { type: "error"; code: ChatErrorCode; message: string }
-  | {
-      type: "done";
-      prompt_tokens: number;
-      completion_tokens: number;
-      latency_ms: number;
-      outcome: "ok" | "error";
-      title_job_queued: boolean;
-    };
+  | (AnswerDone & { title_job_queued: boolean });
 
 /** A knowledge base as the app API shows it. */
 export interface KnowledgeBaseView {
@@ -67,10 +69,4 @@ export type KbEvent =
   | { type: "sources"; sources: KbSource[] }
   | { type: "delta"; text: string }
   | { type: "error"; code: "upstream_error"; message: string }
-  | {
-      type: "done";
-      prompt_tokens: number;
-      completion_tokens: number;
-      latency_ms: number;
-      outcome: "ok" | "error";
-    };
+  | AnswerDone;
