@@ -5,7 +5,7 @@ import type { RequestTrace } from "../trace/request-trace.ts";
 import type { AdapterLookup } from "./adapters/index.ts";
 import { MESSAGE_LIMIT } from "./machine-stats.ts";
 import type { EngineRegistry, Machine } from "./registry.ts";
-import { type EngineAdapter, UpstreamError } from "./types.ts";
+import { type Modalities, type Modality, offered, UpstreamError } from "./types.ts";
 import { upstreamLogFields } from "./upstream-log.ts";
 import type { UpstreamAttempt, UpstreamObserver } from "./upstream-observer.ts";
 
@@ -30,7 +30,7 @@ export interface Routed<T> {
 }
 
 /** Tries one machine; throws an UpstreamError to move on to the next. */
-export type Attempt<T> = (machine: Machine, adapter: EngineAdapter) => Promise<T>;
+export type Attempt<K extends Modality, T> = (machine: Machine, engine: Modalities[K]) => Promise<T>;
 
 /** What the router is built with. */
 export interface RouterOptions {
@@ -75,7 +75,12 @@ export class Router {
   }
 
   /** Runs `attempt` on the first machine that answers; `keepBusy` leaves the machine counted busy until `finish`. */
-  async run<T>(placement: Placement, attempt: Attempt<T>, keepBusy = false): Promise<Routed<T>> {
+  async run<K extends Modality, T>(
+    placement: Placement,
+    modality: K,
+    attempt: Attempt<K, T>,
+    keepBusy = false,
+  ): Promise<Routed<T>> {
     const zones = placement.zones === null ? null : new Set(placement.zones);
     const candidates = this.order(
       this.registry.candidates(placement.model, zones, placement.tier),
@@ -87,7 +92,7 @@ export class Router {
       trace.tier ??= placement.tier;
     }
     const label = { model: placement.model, trace, placesTrace: true };
-    return this.tryInTurn(candidates, attempt, keepBusy, label, () => this.unavailable(placement));
+    return this.tryInTurn(candidates, modality, attempt, keepBusy, label, () => this.unavailable(placement));
   }
 
   /**
@@ -95,19 +100,21 @@ export class Router {
    * model, such as the content checks of a zone); `unavailable` is thrown when none could be tried.
    * `about` names the work (for the log) and the request it is done for.
    */
-  async runAmong<T>(
+  async runAmong<K extends Modality, T>(
     machines: Machine[],
-    attempt: Attempt<T>,
+    modality: K,
+    attempt: Attempt<K, T>,
     unavailable: () => Error,
     about: { model: string; trace?: RequestTrace } = { model: "" },
   ): Promise<Routed<T>> {
     const label = { model: about.model, trace: about.trace, placesTrace: false };
-    return this.tryInTurn(this.order(machines, undefined), attempt, false, label, unavailable);
+    return this.tryInTurn(this.order(machines, undefined), modality, attempt, false, label, unavailable);
   }
 
-  private async tryInTurn<T>(
+  private async tryInTurn<K extends Modality, T>(
     candidates: Machine[],
-    attempt: Attempt<T>,
+    modality: K,
+    attempt: Attempt<K, T>,
     keepBusy: boolean,
     label: RunLabel,
     unavailable: () => Error,
@@ -117,8 +124,9 @@ export class Router {
     let onlyRefusals = true;
     let lastError: UpstreamError | undefined;
     for (const machine of candidates) {
-      const adapter = this.adapters(machine.config.protocol);
-      if (!adapter || !machine.breaker.tryAcquire(this.now())) continue;
+      // A machine whose protocol cannot do this work is never a candidate for it.
+      const engine = offered(this.adapters(machine.config.protocol), modality);
+      if (!engine || !machine.breaker.tryAcquire(this.now())) continue;
       tried += 1;
       const stats = machine.stats;
       stats.inFlight += 1;
@@ -129,7 +137,7 @@ export class Router {
       };
       const started = performance.now();
       try {
-        const result = await attempt(machine, adapter);
+        const result = await attempt(machine, engine);
         machine.breaker.success();
         this.answered(machine, label, performance.now() - started);
         if (!keepBusy) finish();

@@ -1,8 +1,8 @@
 import type { EngineRegistry } from "../../engines/registry.ts";
 import type { Router } from "../../engines/router.ts";
 import {
-  type EngineAdapter,
   type MachineConfig,
+  type Modalities,
   type ModerationVerdict,
   UpstreamError,
 } from "../../engines/types.ts";
@@ -13,7 +13,10 @@ import type { RequestTrace } from "../../trace/request-trace.ts";
 /** What a zone does with texts before they are read aloud (config `installation.content_checks`). */
 export type ContentPolicy = "moderation" | "none";
 
-type Ask = (adapter: EngineAdapter, machine: MachineConfig) => Promise<ModerationVerdict>;
+type Ask<K extends "moderation" | "imageModeration"> = (
+  engine: Modalities[K],
+  machine: MachineConfig,
+) => Promise<ModerationVerdict>;
 
 /**
  * The content check of speech and pictures, decided zone by zone: a zone whose policy is
@@ -48,11 +51,9 @@ export class ContentCheck {
     param = "input",
     trace?: RequestTrace,
   ): Promise<void> {
-    const verdict = await this.ask(zone, signal, trace, "nothing was read", (adapter, machine) => {
-      if (!adapter.moderate)
-        throw new UpstreamError("protocol", "this machine's protocol cannot check texts");
-      return adapter.moderate(machine, text, signal);
-    });
+    const verdict = await this.ask(zone, signal, trace, "nothing was read", "moderation", (engine, machine) =>
+      engine.moderate(machine, text, signal),
+    );
     if (verdict?.flagged) throw inputRefused(param);
   }
 
@@ -67,11 +68,9 @@ export class ContentCheck {
     trace?: RequestTrace,
     outcome = "no picture was made",
   ): Promise<void> {
-    const verdict = await this.ask(zone, signal, trace, outcome, (adapter, machine) => {
-      if (!adapter.moderate)
-        throw new UpstreamError("protocol", "this machine's protocol cannot check texts");
-      return adapter.moderate(machine, prompt, signal);
-    });
+    const verdict = await this.ask(zone, signal, trace, outcome, "moderation", (engine, machine) =>
+      engine.moderate(machine, prompt, signal),
+    );
     if (verdict?.flagged) throw promptRefused(verdict.categories, outcome);
   }
 
@@ -82,28 +81,33 @@ export class ContentCheck {
     signal: AbortSignal,
     trace?: RequestTrace,
   ): Promise<boolean> {
-    const verdict = await this.ask(zone, signal, trace, "no picture was delivered", (adapter, machine) => {
-      if (!adapter.moderateImage)
-        throw new UpstreamError("protocol", "this machine's protocol cannot check pictures");
-      return adapter.moderateImage(machine, png, signal);
-    });
+    const verdict = await this.ask(
+      zone,
+      signal,
+      trace,
+      "no picture was delivered",
+      "imageModeration",
+      (engine, machine) => engine.moderateImage(machine, png, signal),
+    );
     return !verdict?.flagged;
   }
 
   /** The verdict of the zone's check; undefined when the zone checks nothing. */
-  private async ask(
+  private async ask<K extends "moderation" | "imageModeration">(
     zone: string,
     signal: AbortSignal,
     trace: RequestTrace | undefined,
     outcome: string,
-    ask: Ask,
+    modality: K,
+    ask: Ask<K>,
   ): Promise<ModerationVerdict | undefined> {
     if (this.policy(zone) === "none") return undefined;
     const machines = this.registry.ofProtocol("moderation", new Set([zone]));
     try {
       const routed = await this.router.runAmong(
         machines,
-        (machine, adapter) => ask(adapter, machine.config),
+        modality,
+        (machine, engine) => ask(engine, machine.config),
         () => moderationUnavailable(outcome),
         { model: "moderation", ...(trace ? { trace } : {}) },
       );

@@ -145,11 +145,10 @@ export class SpeechService {
       trace.model ??= SPEECH_MODEL;
       trace.tier ??= context.tier;
     }
-    const attempt: Attempt<Buffer> = async (machine, adapter) => {
-      if (!adapter.speak) throw new UpstreamError("protocol", "this machine's protocol cannot speak");
+    const attempt: Attempt<"speech", Buffer> = async (machine, engine) => {
       const started = performance.now();
       try {
-        return await adapter.speak(machine.config, call, context.signal);
+        return await engine.speak(machine.config, call, context.signal);
       } finally {
         // The trace names the last machine tried, as the router's placements do.
         if (trace) {
@@ -163,7 +162,7 @@ export class SpeechService {
     const failed = () => badGateway("The speech engine did not answer. Try again with growing pauses.");
     if (declared.length > 0) {
       try {
-        return await this.router.runAmong(declared, attempt, failed, about);
+        return await this.router.runAmong(declared, "speech", attempt, failed, about);
       } catch (error) {
         const engineFailed =
           (error instanceof UpstreamError && error.kind !== "aborted") ||
@@ -171,7 +170,7 @@ export class SpeechService {
         if (builtin.length === 0 || context.signal.aborted || !engineFailed) throw error;
       }
     }
-    return this.router.runAmong(builtin, attempt, failed, about);
+    return this.router.runAmong(builtin, "speech", attempt, failed, about);
   }
 
   private async encode(wav: Buffer, format: "wav" | "mp3", voice: VoiceName): Promise<SpeechOutcome> {

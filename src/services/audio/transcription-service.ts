@@ -156,6 +156,7 @@ export class TranscriptionService {
       try {
         const routed = await this.router.run(
           { model: request.model, zones, tier: context.tier, ...traceOf(context) },
+          "transcription",
           this.attempt(call, AbortSignal.any([signal, zoneDeadline.signal])),
         );
         return { routed, zoneMachine: true };
@@ -170,6 +171,7 @@ export class TranscriptionService {
     try {
       const routed = await this.router.run(
         { model: request.model, zones: [this.fallbackZone], tier: context.tier, ...traceOf(context) },
+        "transcription",
         this.attempt(call, signal),
       );
       return { routed, zoneMachine: false };
@@ -179,13 +181,11 @@ export class TranscriptionService {
     }
   }
 
-  private attempt(call: TranscriptionCall, signal: AbortSignal): Attempt<Transcription> {
-    return (machine, adapter) => {
+  private attempt(call: TranscriptionCall, signal: AbortSignal): Attempt<"transcription", Transcription> {
+    return (machine, engine) => {
       // Once the zone machines' time is up the others of the zones are not tried (nor marked down).
       if (signal.aborted) throw new UpstreamError("aborted", "the time for this placement is up");
-      if (!adapter.transcribe)
-        throw new UpstreamError("protocol", "this machine's protocol cannot transcribe");
-      return adapter.transcribe(machine.config, call, signal);
+      return engine.transcribe(machine.config, call, signal);
     };
   }
 

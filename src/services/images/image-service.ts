@@ -183,9 +183,7 @@ export class ImageService {
     zones: string[] | null,
     context: GenerationContext,
   ): Promise<MadePicture> {
-    const attempt: Attempt<Buffer> = async (machine, adapter) => {
-      if (!adapter.generateImage)
-        throw new UpstreamError("protocol", "this machine's protocol cannot make pictures");
+    const attempt: Attempt<"images", Buffer> = async (machine, engine) => {
       // The picture's time starts once the machine has a place for it.
       const release = await placeOn(machine, context.signal).catch(() => {
         throw new UpstreamError("aborted", "the client went away while the picture was waiting");
@@ -193,7 +191,7 @@ export class ImageService {
       const deadline = new AbortController();
       const timer = setTimeout(() => deadline.abort(new PictureDeadline()), this.timeoutMs);
       try {
-        const image = await adapter.generateImage(
+        const image = await engine.generateImage(
           machine.config,
           call,
           AbortSignal.any([context.signal, deadline.signal]),
@@ -219,6 +217,7 @@ export class ImageService {
           tier: context.tier,
           ...(context.trace ? { trace: context.trace } : {}),
         },
+        "images",
         attempt,
       );
       return { png: routed.result, zone: routed.zone, machine: routed.machine };

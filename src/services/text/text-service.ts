@@ -10,7 +10,7 @@ import type {
   ChatChunk,
   ChatCompletion,
   CompletionCall,
-  EngineAdapter,
+  Modalities,
   RerankScore,
   TextChunk,
   TextCompletion,
@@ -82,8 +82,8 @@ export class TextService implements TextGeneration {
     const model = await this.model(call.model, "chat", context);
     const bounds = chatTokenBounds(call);
     return this.once(context, model, bounds, async (reservation) => {
-      const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
-        need(adapter.chat)(machine.config, call, context.signal),
+      const routed = await this.router.run(this.placement(model.id, context), "chat", (machine, engine) =>
+        engine.chat(machine.config, call, context.signal),
       );
       await this.settleUsage(reservation, model, context, routed.result.usage, routed);
       return routed;
@@ -92,16 +92,23 @@ export class TextService implements TextGeneration {
 
   async chatStream(call: ChatCall, context: GenerationContext): Promise<Placed<AsyncIterable<ChatChunk>>> {
     const model = await this.model(call.model, "chat", context);
-    return this.stream(model, context, chatTokenBounds(call), estimateChatInput(call), (machine, adapter) =>
-      need(adapter.chatStream)(machine.config, call, context.signal),
+    return this.stream(
+      model,
+      context,
+      chatTokenBounds(call),
+      estimateChatInput(call),
+      "chat",
+      (machine, engine) => engine.chatStream(machine.config, call, context.signal),
     );
   }
 
   async complete(call: CompletionCall, context: GenerationContext): Promise<Placed<TextCompletion>> {
     const model = await this.model(call.model, "chat", context);
     return this.once(context, model, completionTokenBounds(call), async (reservation) => {
-      const routed = await this.router.run(this.placement(model.id, context), (machine, adapter) =>
-        need(adapter.complete)(machine.config, call, context.signal),
+      const routed = await this.router.run(
+        this.placement(model.id, context),
+        "completion",
+        (machine, engine) => engine.complete(machine.config, call, context.signal),
       );
       await this.settleUsage(reservation, model, context, routed.result.usage, routed);
       return routed;
@@ -118,7 +125,8 @@ export class TextService implements TextGeneration {
       context,
       completionTokenBounds(call),
       estimateTokens(call.prompt),
-      (machine, adapter) => need(adapter.completeStream)(machine.config, call, context.signal),
+      "completion",
+      (machine, engine) => engine.completeStream(machine.config, call, context.signal),
     );
   }
 
@@ -131,7 +139,8 @@ export class TextService implements TextGeneration {
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
       const routed = await this.router.run(
         { model: model.id, zones: null, tier: context.tier, ...traced(context) },
-        (machine, adapter) => need(adapter.embed)(machine.config, model.id, texts, context.signal),
+        "embeddings",
+        (machine, engine) => engine.embed(machine.config, model.id, texts, context.signal),
       );
       const promptTokens =
         routed.result.promptTokens ?? texts.reduce((sum, text) => sum + estimateTokens(text), 0);
@@ -151,8 +160,8 @@ export class TextService implements TextGeneration {
     return this.once(context, model, { input, output: 0 }, async (reservation) => {
       const routed = await this.router.run(
         { model: model.id, zones: null, tier: context.tier, ...traced(context) },
-        (machine, adapter) =>
-          need(adapter.rerank)(machine.config, model.id, query, documents, context.signal),
+        "rerank",
+        (machine, engine) => engine.rerank(machine.config, model.id, query, documents, context.signal),
       );
       const tokens = documents.reduce((sum, d) => sum + estimateTokens(query) + estimateTokens(d), 0);
       await this.settleUsage(reservation, model, context, usageOf(tokens, 0), routed);
@@ -180,12 +189,13 @@ export class TextService implements TextGeneration {
     }
   }
 
-  private async stream<T extends ChatChunk | TextChunk>(
+  private async stream<K extends "chat" | "completion", T extends ChatChunk | TextChunk>(
     model: ModelConfig,
     context: GenerationContext,
     bounds: { input: number; output: number },
     inputEstimate: number,
-    open: (machine: Machine, adapter: EngineAdapter) => Promise<AsyncIterable<T>>,
+    modality: K,
+    open: (machine: Machine, engine: Modalities[K]) => Promise<AsyncIterable<T>>,
   ): Promise<Placed<AsyncIterable<T>>> {
     const reservation = await this.reserve(context, model, bounds);
     let routed: Routed<{ first: T; rest: AsyncIterator<T> }>;
@@ -193,8 +203,9 @@ export class TextService implements TextGeneration {
       // The first chunk is read here, so a machine that fails before it still leaves room to fail over.
       routed = await this.router.run(
         this.placement(model.id, context),
-        async (machine, adapter) => {
-          const rest = (await open(machine, adapter))[Symbol.asyncIterator]();
+        modality,
+        async (machine, engine) => {
+          const rest = (await open(machine, engine))[Symbol.asyncIterator]();
           const first = await rest.next();
           if (first.done)
             throw new UpstreamError("protocol", "the upstream stream ended before its first chunk");
@@ -285,11 +296,6 @@ export class TextService implements TextGeneration {
     if (!(await this.activations.ready(model))) throw modelActivationRequired(model.id);
     return model;
   }
-}
-
-function need<F>(method: F | undefined): F {
-  if (!method) throw new UpstreamError("protocol", "this machine's protocol cannot do that");
-  return method;
 }
 
 /** The request's trace for a placement; background work without one still logs its request id. */

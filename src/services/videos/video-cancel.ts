@@ -50,10 +50,9 @@ export class VideoCancel {
         try {
           await this.router.runAmong(
             [machine],
-            async (target, adapter) => {
-              if (!adapter.deleteVideo)
-                throw new UpstreamError("protocol", "this machine's protocol cannot delete videos");
-              await adapter.deleteVideo(target.config, engineJobId, AbortSignal.timeout(CANCEL_TIMEOUT_MS));
+            "videos",
+            async (target, engine) => {
+              await engine.deleteVideo(target.config, engineJobId, AbortSignal.timeout(CANCEL_TIMEOUT_MS));
             },
             () => new CircuitOpen(),
             { model: "video" },

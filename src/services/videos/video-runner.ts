@@ -4,12 +4,7 @@ import type { PriceList } from "../../billing/prices.ts";
 import type { TierName } from "../../config/schema.ts";
 import type { EngineRegistry, Machine } from "../../engines/registry.ts";
 import type { Router } from "../../engines/router.ts";
-import {
-  type EngineAdapter,
-  type EngineVideoJob,
-  UpstreamError,
-  type VideoSize,
-} from "../../engines/types.ts";
+import { type EngineVideoJob, UpstreamError, type VideoEngine, type VideoSize } from "../../engines/types.ts";
 import { engineTextLogFields, upstreamLogFields } from "../../engines/upstream-log.ts";
 import { JOB_DONE, type JobOutcome, runAgainIn } from "../../jobs/job-queue.ts";
 import { Mp4Error } from "../../media/mp4-ai-mark.ts";
@@ -135,16 +130,15 @@ export class VideoRunner {
     try {
       await this.router.runAmong(
         free,
-        async (machine, adapter) => {
-          if (!adapter.createVideo)
-            throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
+        "videos",
+        async (machine, engine) => {
           if (!(await this.repo.claim(job.id, machine.config.name, machine.config.capacity, this.now()))) {
             throw new NoRoom();
           }
           try {
             // Not cut by a closing process: a job the engine made but whose id was lost would be made
             // twice. The call is short (the engine answers at once with its queued job) and bounded.
-            const engineJob = await adapter.createVideo(machine.config, callOf(job), UNCUT);
+            const engineJob = await engine.createVideo(machine.config, callOf(job), UNCUT);
             created = { machine, engineJob };
           } catch (error) {
             await this.repo.unclaim(job.id);
@@ -194,11 +188,7 @@ export class VideoRunner {
       machine,
       job,
       signal,
-      (adapter) => {
-        if (!adapter.videoJob)
-          throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
-        return adapter.videoJob(machine.config, engineJobId, signal);
-      },
+      (engine) => engine.videoJob(machine.config, engineJobId, signal),
       (failure) => this.unanswered(machine, job, signal, failure),
     );
     if (job.statusUnreadableSince !== null) await this.repo.stateRead(job.id);
@@ -210,11 +200,9 @@ export class VideoRunner {
       if (progress > job.progress) await this.repo.progress(job.id, progress);
       throw this.later();
     }
-    const mp4 = await this.onMachine(machine, job, signal, (adapter) => {
-      if (!adapter.videoContent)
-        throw new UpstreamError("protocol", "this machine's protocol cannot make videos");
-      return adapter.videoContent(machine.config, engineJobId, signal);
-    });
+    const mp4 = await this.onMachine(machine, job, signal, (engine) =>
+      engine.videoContent(machine.config, engineJobId, signal),
+    );
     await this.deliver(job, machine, mp4);
   }
 
@@ -345,16 +333,17 @@ export class VideoRunner {
     machine: Machine,
     job: VideoJobRow,
     signal: AbortSignal,
-    call: (adapter: EngineAdapter) => Promise<T>,
+    call: (engine: VideoEngine) => Promise<T>,
     unanswered?: (failure: UpstreamError | undefined) => Promise<void>,
   ): Promise<T> {
     let failure: UpstreamError | undefined;
     try {
       const routed = await this.router.runAmong(
         [machine],
-        async (_target, adapter) => {
+        "videos",
+        async (_target, engine) => {
           try {
-            return await call(adapter);
+            return await call(engine);
           } catch (error) {
             if (error instanceof UpstreamError) failure = error;
             throw error;

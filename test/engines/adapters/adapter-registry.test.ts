@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createAdapters } from "../../../src/engines/adapters/index.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
+import { type Modality, offered } from "../../../src/engines/types.ts";
 
 describe("createAdapters: one adapter per protocol", () => {
   const client = new UpstreamClient();
@@ -57,5 +58,35 @@ describe("createAdapters: one adapter per protocol", () => {
     expect(client.timeouts).toEqual({ connectMs: 500, headersMs: 1_000, bodyMs: 1_000 });
     expect(createAdapters(client)("openai")).toBeDefined();
     await client.close();
+  });
+
+  const ALL: Modality[] = [
+    "chat",
+    "completion",
+    "embeddings",
+    "rerank",
+    "transcription",
+    "speech",
+    "moderation",
+    "imageModeration",
+    "images",
+    "videos",
+  ];
+  it.each([
+    { protocol: "openai", offers: ["chat", "completion", "embeddings", "rerank"] },
+    { protocol: "ollama", offers: ["chat", "completion", "embeddings"] },
+    { protocol: "tei", offers: ["embeddings", "rerank"] },
+    { protocol: "whisper", offers: ["transcription"] },
+    { protocol: "piper", offers: ["speech"] },
+    { protocol: "espeak", offers: ["speech"] },
+    { protocol: "moderation", offers: ["moderation", "imageModeration"] },
+    { protocol: "images", offers: ["images"] },
+    { protocol: "comfyui", offers: ["images"] },
+    { protocol: "videos", offers: ["videos"] },
+  ])("the $protocol protocol offers exactly $offers (a machine is a candidate for these only)", ({
+    protocol,
+    offers,
+  }) => {
+    expect(ALL.filter((modality) => offered(adapterFor(protocol), modality) !== undefined)).toEqual(offers);
   });
 });

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakeOpenAiServer, FakeTeiServer } from "../fakes/index.ts";
+import { capturedLogger } from "../helpers/log-lines.ts";
+import { startTestApp, type TestApp } from "../helpers/test-app.ts";
+
+const MODEL = "gemma3.8-27b";
+
+// docs/architecture.md: a machine is a candidate for a kind of work only when its protocol offers it.
+describe("placement: a machine whose protocol cannot do the work is never a candidate for it", () => {
+  const tei = new FakeTeiServer();
+  const vllm = new FakeOpenAiServer();
+  const log = capturedLogger();
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    await Promise.all([tei.start(), vllm.start()]);
+    t = await startTestApp({
+      logger: log.logger,
+      config: {
+        installation: { zones: [{ id: "a" }, { id: "b" }] },
+        models: [{ id: MODEL, kind: "chat" }],
+        machines: [
+          // Listed first and idle: without the rule it would be tried, and fail, before the other.
+          { name: "tei-a", zone: "a", protocol: "tei", url: tei.url, models: [MODEL] },
+          { name: "vllm-b", zone: "b", protocol: "openai", url: vllm.url, models: [MODEL] },
+        ],
+      },
+    });
+    ({ key } = await t.newKey());
+  });
+  afterAll(async () => {
+    await t.close();
+    await Promise.all([tei.close(), vllm.close()]);
+  });
+
+  it("a chat request goes to the openai machine; the tei machine is not asked and no attempt fails", async () => {
+    for (let i = 0; i < 4; i++) {
+      const response = await t.fetch("/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hello" }] }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("x-zona")).toBe("b");
+      await response.text();
+    }
+    expect(tei.requests.filter((request) => request.path !== "/health" && request.path !== "/info")).toEqual(
+      [],
+    );
+    expect(log.lines.filter((line) => line.msg === "upstream attempt failed")).toEqual([]);
+  });
+});
