@@ -4,8 +4,9 @@ import { badGateway, modelUnavailable, zoneUnavailable } from "../errors/catalog
 import type { RequestTrace } from "../trace/request-trace.ts";
 import type { AdapterLookup } from "./adapters/index.ts";
 import { MESSAGE_LIMIT } from "./machine-stats.ts";
+import { type Modalities, type Modality, offered } from "./modalities.ts";
 import type { EngineRegistry, Machine } from "./registry.ts";
-import { type Modalities, type Modality, offered, UpstreamError } from "./types.ts";
+import { UpstreamError } from "./types.ts";
 import { upstreamLogFields } from "./upstream-log.ts";
 import type { UpstreamAttempt, UpstreamObserver } from "./upstream-observer.ts";
 

@@ -1,5 +1,5 @@
 import { ESPEAK_VOICES, type EspeakEngine } from "../espeak/espeak-engine.ts";
-import type { EngineAdapter } from "../types.ts";
+import type { EngineAdapter } from "../modalities.ts";
 
 /**
  * The adapter of the built-in espeak-ng engine: speech with no server and no GPU. The machine's

@@ -1,6 +1,7 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath, upstreamTarget } from "../http/upstream-target.ts";
-import { type EngineAdapter, type MachineConfig, UpstreamError } from "../types.ts";
+import type { EngineAdapter } from "../modalities.ts";
+import { type MachineConfig, UpstreamError } from "../types.ts";
 import { expectImage, fromImagesAnswer, imagesRequest } from "./images-transforms.ts";
 
 /** The default time one picture may take (`engines.image_timeout_seconds`). */

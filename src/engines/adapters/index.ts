@@ -1,6 +1,7 @@
 import { type EspeakEngine, sharedEspeakEngine } from "../espeak/espeak-engine.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
-import type { EngineAdapter, MachineConfig, VoiceName } from "../types.ts";
+import type { EngineAdapter } from "../modalities.ts";
+import type { MachineConfig, VoiceName } from "../types.ts";
 import { createComfyUiAdapter } from "./comfyui-adapter.ts";
 import { createEspeakAdapter } from "./espeak-adapter.ts";
 import { createImagesAdapter } from "./images-adapter.ts";

@@ -1,6 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import type { EngineAdapter } from "../types.ts";
+import type { EngineAdapter } from "../modalities.ts";
 import { fromModeration, imageModerationInput, moderationRequest } from "./moderation-transforms.ts";
 
 /** The adapter for OpenAI-style moderation servers (`POST /v1/moderations`): texts, and pictures as multi-modal input. */

@@ -1,8 +1,8 @@
 import { parseNdjson } from "../http/ndjson.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
+import type { EngineAdapter } from "../modalities.ts";
 import { upstreamModel } from "../served-models.ts";
-import type { EngineAdapter } from "../types.ts";
 import {
   fromOllamaChat,
   fromOllamaChatStream,

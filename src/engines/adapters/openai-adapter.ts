@@ -1,8 +1,8 @@
 import { parseSseJson } from "../http/sse.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
+import type { EngineAdapter } from "../modalities.ts";
 import { upstreamModel } from "../served-models.ts";
-import type { EngineAdapter } from "../types.ts";
 import {
   chatRequest,
   completionRequest,

@@ -1,7 +1,8 @@
 import { PIPER_VOICE_DEFAULTS } from "../../config/schema.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import { type EngineAdapter, type MachineConfig, UpstreamError, type VoiceName } from "../types.ts";
+import type { EngineAdapter } from "../modalities.ts";
+import { type MachineConfig, UpstreamError, type VoiceName } from "../types.ts";
 import { expectWav } from "./wav-answer.ts";
 
 /** The Piper voice model behind each own voice by default (`engines.piper_voices` may change them). */

@@ -1,6 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import type { EngineAdapter } from "../types.ts";
+import type { EngineAdapter } from "../modalities.ts";
 import { fromTeiEmbed, fromTeiRerank, teiEmbedRequest, teiRerankRequest } from "./tei-transforms.ts";
 
 /** The adapter for text-embeddings-inference servers (embeddings and rerank; the model is the server's). */

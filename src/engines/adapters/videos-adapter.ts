@@ -1,6 +1,7 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import { type EngineAdapter, type MachineConfig, UpstreamError } from "../types.ts";
+import type { EngineAdapter } from "../modalities.ts";
+import { type MachineConfig, UpstreamError } from "../types.ts";
 import { expectMp4, failedVideoJob, fromVideoJob, videoForm } from "./videos-transforms.ts";
 
 /** The default time one call to a video server (create, look, download, delete) may take. */

@@ -1,7 +1,7 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
+import type { EngineAdapter } from "../modalities.ts";
 import { upstreamModel } from "../served-models.ts";
-import type { EngineAdapter } from "../types.ts";
 import { fromWhisper, whisperFields } from "./whisper-transforms.ts";
 
 /**

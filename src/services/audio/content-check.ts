@@ -1,11 +1,7 @@
+import type { Modalities } from "../../engines/modalities.ts";
 import type { EngineRegistry } from "../../engines/registry.ts";
 import type { Router } from "../../engines/router.ts";
-import {
-  type MachineConfig,
-  type Modalities,
-  type ModerationVerdict,
-  UpstreamError,
-} from "../../engines/types.ts";
+import { type MachineConfig, type ModerationVerdict, UpstreamError } from "../../engines/types.ts";
 import { ApiError } from "../../errors/catalogue.ts";
 import { inputRefused, moderationUnavailable, promptRefused } from "../../errors/media-errors.ts";
 import type { RequestTrace } from "../../trace/request-trace.ts";

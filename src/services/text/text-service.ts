@@ -3,6 +3,7 @@ import type { PriceList } from "../../billing/prices.ts";
 import type { Reservation } from "../../billing/reservation.ts";
 import type { ModelConfig } from "../../config/schema.ts";
 import type { Catalogue } from "../../engines/catalogue.ts";
+import type { Modalities } from "../../engines/modalities.ts";
 import type { Machine } from "../../engines/registry.ts";
 import type { Placement, Routed, Router } from "../../engines/router.ts";
 import type {
@@ -10,7 +11,6 @@ import type {
   ChatChunk,
   ChatCompletion,
   CompletionCall,
-  Modalities,
   RerankScore,
   TextChunk,
   TextCompletion,

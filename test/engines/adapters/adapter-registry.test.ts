@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createAdapters } from "../../../src/engines/adapters/index.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import { type Modality, offered } from "../../../src/engines/types.ts";
+import { type Modality, offered } from "../../../src/engines/modalities.ts";
 
 describe("createAdapters: one adapter per protocol", () => {
   const client = new UpstreamClient();

@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../../src/config/load.ts";
 import { createComfyUiAdapter } from "../../../src/engines/adapters/comfyui-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter, ImageCall, MachineConfig } from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ImageCall, MachineConfig } from "../../../src/engines/types.ts";
 import {
   DEFAULT_COMFYUI_SETTINGS,
   FAKE_COMFY_INPUTS,

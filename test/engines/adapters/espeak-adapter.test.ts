@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createEspeakAdapter } from "../../../src/engines/adapters/espeak-adapter.ts";
 import { ESPEAK_VOICES, EspeakEngine } from "../../../src/engines/espeak/espeak-engine.ts";
-import type { EngineAdapter, MachineConfig, SpeechCall, VoiceName } from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { MachineConfig, SpeechCall, VoiceName } from "../../../src/engines/types.ts";
 import { wavInfo } from "../../fakes/index.ts";
 
 const engine = new EspeakEngine();

@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createImagesAdapter } from "../../../src/engines/adapters/images-adapter.ts";
 import { detectImageType, fromImagesAnswer } from "../../../src/engines/adapters/images-transforms.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter, ImageCall } from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ImageCall } from "../../../src/engines/types.ts";
 import {
   DEFAULT_IMAGES_SETTINGS,
   FakeImagesServer,

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createOllamaAdapter } from "../../../src/engines/adapters/ollama-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { ChatCall, ChatChunk, CompletionCall, EngineAdapter } from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ChatCall, ChatChunk, CompletionCall } from "../../../src/engines/types.ts";
 import { FakeOllamaServer, fakeEmbedding, fakeMachine } from "../../fakes/index.ts";
 import { failure } from "../upstream-failure.ts";
 

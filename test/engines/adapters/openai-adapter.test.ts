@@ -1,13 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAiAdapter } from "../../../src/engines/adapters/openai-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type {
-  ChatCall,
-  ChatChunk,
-  CompletionCall,
-  EngineAdapter,
-  TextChunk,
-} from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ChatCall, ChatChunk, CompletionCall, TextChunk } from "../../../src/engines/types.ts";
 import { FakeOpenAiServer, fakeEmbedding, fakeMachine } from "../../fakes/index.ts";
 import { failure } from "../upstream-failure.ts";
 

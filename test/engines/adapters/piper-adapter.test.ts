@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPiperAdapter, PIPER_VOICES } from "../../../src/engines/adapters/piper-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter, SpeechCall, VoiceName } from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { SpeechCall, VoiceName } from "../../../src/engines/types.ts";
 import {
   FAKE_PIPER_SAMPLE_RATE,
   FAKE_PIPER_SECONDS_PER_CHARACTER,

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTeiAdapter } from "../../../src/engines/adapters/tei-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
 import { FakeTeiServer, fakeEmbedding, fakeMachine } from "../../fakes/index.ts";
 import { failure } from "../upstream-failure.ts";
 

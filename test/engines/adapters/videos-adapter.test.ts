@@ -16,12 +16,8 @@ import {
 } from "../../../src/engines/adapters/videos-transforms.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
 import { statusError } from "../../../src/engines/http/upstream-errors.ts";
-import {
-  type EngineAdapter,
-  type EngineVideoJob,
-  UpstreamError,
-  type VideoCall,
-} from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import { type EngineVideoJob, UpstreamError, type VideoCall } from "../../../src/engines/types.ts";
 import {
   DEFAULT_VIDEOS_SETTINGS,
   FakeVideosServer,

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createWhisperAdapter } from "../../../src/engines/adapters/whisper-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter, TranscriptionCall } from "../../../src/engines/types.ts";
+import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { TranscriptionCall } from "../../../src/engines/types.ts";
 import { UpstreamError } from "../../../src/engines/types.ts";
 import {
   DEFAULT_WHISPER_SETTINGS,
