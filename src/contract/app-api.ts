@@ -70,3 +70,66 @@ export type KbEvent =
   | { type: "delta"; text: string }
   | { type: "error"; code: "upstream_error"; message: string }
   | AnswerDone;
+
+/** The signed-in user, as `GET /api/v1/web/me` (and its `PATCH`) tells it. */
+export interface WebUser {
+  id: string;
+  email: string;
+  email_verified: boolean;
+  language: string;
+}
+
+/** The login response of the app API (docs/app-auth.md#login-response): the pair, their lifetimes, the user. */
+export interface LoginResponse {
+  /** The access token again, under its older name. */
+  token: string;
+  access_token: string;
+  refresh_token: string;
+  /** `access_expires_in_seconds` again, under its older name. */
+  expires_in_seconds: number;
+  access_expires_in_seconds: number;
+  refresh_expires_in_seconds: number;
+  user: { id: string; email: string; email_verified: boolean };
+}
+
+/** A message of a conversation (docs/app-chat.md#conversation-and-message). */
+export interface MessageView {
+  id: string;
+  role: "user" | "assistant";
+  content: string;
+  created_at: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** 0 when read from the server: the real time is in the stream's `done` event. */
+  latency_ms: number;
+  /** Only in the web chat's read (`GET /web/chat/sessions/{id}`): an answer its client stopped. */
+  stopped?: boolean;
+}
+
+/** A conversation; `messages` is empty in lists. */
+export interface ConversationView {
+  id: string;
+  title: string;
+  model: string;
+  created_at: string;
+  updated_at: string;
+  messages: MessageView[];
+}
+
+/** One chat model as the web chat's picker offers it (`GET /api/v1/web/models`). */
+export interface WebModel {
+  id: string;
+  vision: boolean;
+  /** False when it cannot answer now (the picker shows it disabled). */
+  available: boolean;
+  /** The machines that serve it, up or not. */
+  machines: number;
+}
+
+/** `GET /api/v1/web/models`: the chat models, the default one, and the tiers. */
+export interface WebModels {
+  data: WebModel[];
+  default_model: string;
+  tiers: readonly string[];
+  default_tier: string;
+}

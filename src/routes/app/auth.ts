@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { MAX_PASSWORD_LENGTH } from "../../auth/passwords.ts";
 import { LANGUAGES } from "../../config/schema.ts";
+import type { LoginResponse } from "../../contract/app-api.ts";
 import { ApiError, validationFailed } from "../../errors/catalogue.ts";
 import { addressLimit } from "../../limits/address-limits.ts";
 import type { SignedIn } from "../../services/auth/sign-in.ts";
@@ -103,7 +104,7 @@ export async function appAuthRoutes(app: FastifyInstance, options: { services: S
  * The login response (docs/app-auth.md#login-response), exactly: the pair, the lifetimes, and three
  * fields of the user.
  */
-export function loginResponse(signedIn: SignedIn) {
+export function loginResponse(signedIn: SignedIn): LoginResponse {
   return {
     token: signedIn.accessToken,
     access_token: signedIn.accessToken,

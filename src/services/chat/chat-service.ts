@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Config } from "../../config/schema.ts";
+import type { ConversationView } from "../../contract/app-api.ts";
 import { itemNotFound } from "../../errors/catalogue.ts";
 import type { JobQueue } from "../../jobs/job-queue.ts";
 import type { Database } from "../../store/database.ts";
@@ -7,12 +8,7 @@ import { type ConversationRow, ConversationsRepository } from "../../store/repos
 import type { TextGeneration } from "../text/text-generation.ts";
 import { ChatExchanges, type Exchange, type ExchangeContext, type OutgoingMessage } from "./chat-exchange.ts";
 import { DEFAULT_TITLES } from "./chat-titles.ts";
-import {
-  type ConversationView,
-  conversationView,
-  type WebConversationView,
-  webConversationView,
-} from "./chat-views.ts";
+import { conversationView, type WebConversationView, webConversationView } from "./chat-views.ts";
 import { TitleWriter } from "./title-job.ts";
 
 /** The conversation list shows at most this many. */

@@ -1,26 +1,5 @@
+import type { ConversationView, MessageView } from "../../contract/app-api.ts";
 import type { ConversationRow, MessageRow } from "../../store/repositories/conversations.ts";
-
-/** A message as the app API shows it (docs/app-chat.md#conversation-and-message). */
-export interface MessageView {
-  id: string;
-  role: "user" | "assistant";
-  content: string;
-  created_at: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  /** Always 0 when read: the real time is in the stream's `done` event. */
-  latency_ms: 0;
-}
-
-/** A conversation as the app API shows it; `messages` is empty in lists. */
-export interface ConversationView {
-  id: string;
-  title: string;
-  model: string;
-  created_at: string;
-  updated_at: string;
-  messages: MessageView[];
-}
 
 /** ISO 8601 with an explicit offset (`+00:00`), as the app API writes every timestamp. */
 export function timestamp(date: Date): string {

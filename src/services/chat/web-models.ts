@@ -1,16 +1,7 @@
 import { TIER_NAMES } from "../../config/schema.ts";
+import type { WebModel, WebModels } from "../../contract/app-api.ts";
 import { listedModels } from "../../engines/catalogue.ts";
 import type { Services } from "../services.ts";
-
-/** One chat model as the web chat's picker offers it. */
-export interface WebModel {
-  id: string;
-  vision: boolean;
-  /** False when it cannot answer now (the picker shows it disabled). */
-  available: boolean;
-  /** The machines that serve it, up or not. */
-  machines: number;
-}
 
 /**
  * The chat models a signed-in user may pick in the web chat, with the tiers (`GET /web/models`). A
@@ -18,7 +9,9 @@ export interface WebModel {
  * on request and answers 503 until the operator activates it. Read per call: a reload replaces the
  * configuration and the machines.
  */
-export async function webChatModels(services: Pick<Services, "config" | "engines" | "activations">) {
+export async function webChatModels(
+  services: Pick<Services, "config" | "engines" | "activations">,
+): Promise<WebModels> {
   const { config, engines } = services;
   const active = await services.activations.active();
   const data: WebModel[] = listedModels(config)

@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { LoginResponse, WebUser as User } from "../../contract/app-api.ts";
 import { api, onSessionExpired, sessionOf } from "./api/api-client.ts";
 import { ApiError } from "./api/api-error.ts";
 import { currentSession, onOtherTabSessionChange, saveSession } from "./api/session-store.ts";
-import type { LoginResponse, User } from "./api/types.ts";
 import { AuthContext, type AuthState } from "./auth/auth-state.tsx";
 import { CheckMailPage } from "./auth/check-mail-page.tsx";
 import { ForgotPasswordPage } from "./auth/forgot-password-page.tsx";

@@ -1,6 +1,6 @@
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
-import type { LoginResponse, User } from "../api/types.ts";
+import type { LoginResponse, WebUser as User } from "../../../contract/app-api.ts";
 
 /** The signed-in user and the ways to change who that is. */
 export interface AuthState {

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
+import type { LoginResponse } from "../../../contract/app-api.ts";
 import { api } from "../api/api-client.ts";
-import type { LoginResponse } from "../api/types.ts";
 import { language, t } from "../i18n/i18n.ts";
 import { Link, navigate } from "../router.tsx";
 import { ErrorNotice } from "../ui/error-notice.tsx";

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
+import type { LoginResponse } from "../../../contract/app-api.ts";
 import { api } from "../api/api-client.ts";
 import { ApiError } from "../api/api-error.ts";
-import type { LoginResponse } from "../api/types.ts";
 import { t } from "../i18n/i18n.ts";
 import { Link, navigate, useLocation } from "../router.tsx";
 import { ErrorNotice } from "../ui/error-notice.tsx";

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { WebModels } from "../api/types.ts";
+import type { WebModels } from "../../../contract/app-api.ts";
 import { DictateButton } from "../audio/dictate-button.tsx";
 import { type TextKey, t } from "../i18n/i18n.ts";
 import { preferredModel, preferredTier, rememberPicks } from "./web-models.ts";

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
+import type { ConversationView as Conversation } from "../../../contract/app-api.ts";
 import { api } from "../api/api-client.ts";
-import type { Conversation } from "../api/types.ts";
 
 /** The conversations of the sidebar and the archived ones, kept once for the page. */
 interface Lists {

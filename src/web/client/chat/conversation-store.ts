@@ -1,9 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
-import type { ChatEvent } from "../../../contract/app-api.ts";
+import type {
+  ChatEvent,
+  ConversationView as Conversation,
+  MessageView as Message,
+} from "../../../contract/app-api.ts";
 import { api, apiFetch } from "../api/api-client.ts";
 import { ApiError } from "../api/api-error.ts";
 import { readEventStream } from "../api/sse-reader.ts";
-import type { Conversation, Message } from "../api/types.ts";
 import { errorText } from "../ui/error-text.ts";
 import { putConversation } from "./conversation-list.ts";
 

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import type { ConversationView as Conversation } from "../../../contract/app-api.ts";
 import { api } from "../api/api-client.ts";
-import type { Conversation } from "../api/types.ts";
 import { t } from "../i18n/i18n.ts";
 import { navigate } from "../router.tsx";
 import { errorText } from "../ui/error-text.ts";

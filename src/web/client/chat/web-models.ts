@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
+import type { WebModels } from "../../../contract/app-api.ts";
 import { api } from "../api/api-client.ts";
-import type { WebModels } from "../api/types.ts";
 
 let loading: Promise<WebModels> | undefined;
 
