@@ -82,16 +82,6 @@ export class KbIngest {
    * while no machine embeds its passages yet; `done` once it is read or failed.
    */
   async step(id: string, signal: AbortSignal): Promise<JobOutcome> {
-    try {
-      return await this.ingest(id, signal);
-    } catch (error) {
-      if (error instanceof IngestEnded) return JOB_DONE;
-      if (error instanceof StepLater) return runAgainIn(error.delayMs);
-      throw error;
-    }
-  }
-
-  private async ingest(id: string, signal: AbortSignal): Promise<JobOutcome> {
     const document = await this.bases.document(id);
     if (!document) return JOB_DONE;
     const started = await this.bases.startReading(id, this.readsPerAccount);
@@ -99,14 +89,17 @@ export class KbIngest {
     if (started === "busy") return runAgainIn(ACCOUNT_BUSY_MS);
     const folder = await mkdtemp(join(tmpdir(), "zona-reading-"));
     try {
-      await this.readAndStore(document, folder, signal);
-      return JOB_DONE;
+      return await this.readAndStore(document, folder, signal);
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
   }
 
-  private async readAndStore(document: KbDocumentRow, folder: string, signal: AbortSignal): Promise<void> {
+  private async readAndStore(
+    document: KbDocumentRow,
+    folder: string,
+    signal: AbortSignal,
+  ): Promise<JobOutcome> {
     const path = join(folder, "upload");
     const passagesPath = join(folder, "passages");
     if (!(await this.files.copyTo(document.id, path))) return this.fail(document, REASONS.lost);
@@ -119,7 +112,7 @@ export class KbIngest {
     }
     await rm(path, { force: true });
     const base = await this.bases.byId(document.kbId);
-    if (!base) return; // deleted meanwhile, with its documents
+    if (!base) return JOB_DONE; // deleted meanwhile, with its documents
     // Passages stored by an earlier run that stopped mid-way are written again.
     await this.passages.deleteByDocument(document.id);
     let ordinal = 0;
@@ -130,6 +123,7 @@ export class KbIngest {
         batch.map((passage) => passage.text),
         signal,
       );
+      if (!Array.isArray(vectors)) return vectors;
       const rows = batch.map((passage, i) => ({
         ordinal: ordinal + i,
         text: passage.text,
@@ -139,7 +133,7 @@ export class KbIngest {
       }));
       ordinal += batch.length;
       try {
-        if ((await this.passages.append(document.id, document.kbId, rows)) === 0) return; // deleted meanwhile
+        if ((await this.passages.append(document.id, document.kbId, rows)) === 0) return JOB_DONE; // deleted meanwhile
       } catch (error) {
         // An embedding model of another size than bge-m3's 1024: trying again cannot help.
         if (error instanceof UnfitEmbedding) return this.fail(document, REASONS.badVectors);
@@ -151,7 +145,7 @@ export class KbIngest {
       pages: facts.pages ?? null,
     });
     await this.files.drop(document.id);
-    if (!ready) return;
+    if (!ready) return JOB_DONE;
     this.log?.info(
       {
         document_id: document.id,
@@ -161,10 +155,19 @@ export class KbIngest {
       },
       "document indexed",
     );
+    return JOB_DONE;
   }
 
-  /** One batch's vectors; a deferral while the machines do not answer, a failure past the deadline. */
-  private async embed(document: KbDocumentRow, accountId: string, texts: string[], signal: AbortSignal) {
+  /**
+   * One batch's vectors; else what the reading's run comes to: `later` while the machines do not
+   * answer, `done` once the document failed (no credits, or past the deadline).
+   */
+  private async embed(
+    document: KbDocumentRow,
+    accountId: string,
+    texts: string[],
+    signal: AbortSignal,
+  ): Promise<number[][] | JobOutcome> {
     try {
       const placed = await this.text.embed(texts, {
         // Unique per attempt: a batch embedded again (after a restart) is a new request.
@@ -177,21 +180,18 @@ export class KbIngest {
       return placed.result.vectors;
     } catch (error) {
       if (!(error instanceof ApiError) || signal.aborted) throw error;
-      if (isPaymentRefused(error)) {
-        await this.fail(document, REASONS.noCredits);
-        throw new IngestEnded();
-      }
+      if (isPaymentRefused(error)) return this.fail(document, REASONS.noCredits);
       if (this.now().getTime() - document.createdAt.getTime() > INGEST_DEADLINE_MS) {
-        await this.fail(document, REASONS.noEngine);
-        throw new IngestEnded();
+        return this.fail(document, REASONS.noEngine);
       }
       // Queued again while it waits, so that the account's other documents may be read meanwhile.
       await this.bases.requeue(document.id);
-      throw new StepLater(RETRY_EMBEDDING_MS);
+      return runAgainIn(RETRY_EMBEDDING_MS);
     }
   }
 
-  private async fail(document: KbDocumentRow, reason: string): Promise<void> {
+  /** Ends the reading as failed, with the reason the user sees; the run is done. */
+  private async fail(document: KbDocumentRow, reason: string): Promise<JobOutcome> {
     await this.bases.failed(document.id, reason);
     await this.files.drop(document.id);
     // Passages stored before the failure (a later batch refused) are not the document's.
@@ -200,17 +200,6 @@ export class KbIngest {
       { document_id: document.id, format: document.format, reason },
       "document could not be indexed",
     );
-  }
-}
-
-/** The reading ended inside a helper (the document failed): the job is over. */
-export class IngestEnded extends Error {}
-
-/** The reading goes on later: a helper found nothing to do now, and the step ends `later` by this much. */
-class StepLater extends Error {
-  readonly delayMs: number;
-  constructor(delayMs: number) {
-    super(`the reading goes on in ${delayMs} ms`);
-    this.delayMs = delayMs;
+    return JOB_DONE;
   }
 }
