@@ -87,12 +87,8 @@ export class VideoRunner {
       return JOB_DONE;
     }
     try {
-      if (job.status === "queued") await this.place(job, signal);
-      else await this.follow(job, signal);
-      return JOB_DONE;
+      return job.status === "queued" ? await this.place(job, signal) : await this.follow(job, signal);
     } catch (error) {
-      if (error instanceof JobFinished) return JOB_DONE;
-      if (error instanceof StepLater) return runAgainIn(error.delayMs);
       // Closing mid-step: the job is taken up again at the next start, from what is stored.
       if (signal.aborted) return runAgainIn(0);
       throw error;
@@ -116,7 +112,7 @@ export class VideoRunner {
   }
 
   /** Gives a queued job to a machine with a free place, or waits for one. */
-  private async place(job: VideoJobRow, signal: AbortSignal): Promise<void> {
+  private async place(job: VideoJobRow, signal: AbortSignal): Promise<JobOutcome> {
     if (this.elapsed(job.createdAt) > this.queueTimeoutMs) return this.fail(job, FAILURES.queueTimeout);
     const zones = job.zones === null ? null : new Set(job.zones);
     const machines = this.registry.candidates(job.model, zones, job.tier as TierName);
@@ -125,7 +121,7 @@ export class VideoRunner {
     const free = machines.filter(
       (machine) => (running.get(machine.config.name) ?? 0) < machine.config.capacity,
     );
-    if (free.length === 0) throw this.later();
+    if (free.length === 0) return this.later();
     let refusal: UpstreamError | undefined;
     let created: { machine: Machine; engineJob: EngineVideoJob } | undefined;
     try {
@@ -155,28 +151,28 @@ export class VideoRunner {
       // A machine refused the request itself (a 4xx): asking again cannot help.
       if (refusal) return this.fail(job, FAILURES.engine, upstreamLogFields(refusal));
       // No place after all, or the machines are down: the job stays queued until one answers.
-      throw this.later();
+      return this.later();
     }
-    if (!created) throw this.later();
+    if (!created) return this.later();
     const { machine, engineJob } = created;
     if (!(await this.repo.started(job.id, engineJob.id))) {
       // Deleted while the machine was being asked: nothing must run there for it.
       await this.cancel.onEngine(machine.config.name, engineJob.id, job.id);
-      return;
+      return JOB_DONE;
     }
     this.log?.info(
       { video_id: job.id, machine: machine.config.name, zone: machine.config.zone, engine_job: engineJob.id },
       "video job started",
     );
-    throw this.later();
+    return this.later();
   }
 
   /** Asks the engine how far the job is; downloads and delivers the clip once it is done. */
-  private async follow(job: VideoJobRow, signal: AbortSignal): Promise<void> {
+  private async follow(job: VideoJobRow, signal: AbortSignal): Promise<JobOutcome> {
     if (job.engineJobId === null) {
       // The process stopped between taking a machine and hearing back from it: ask again.
       await this.repo.unclaim(job.id);
-      throw new StepLater(0);
+      return runAgainIn(0);
     }
     const engineJobId = job.engineJobId;
     const machine = this.registry.machines.find((candidate) => candidate.config.name === job.machine);
@@ -185,13 +181,15 @@ export class VideoRunner {
       await this.cancel.onEngine(machine.config.name, engineJobId, job.id, signal);
       return this.fail(job, FAILURES.runTimeout);
     }
-    const state = await this.onMachine(
+    const read = await this.onMachine(
       machine,
       job,
       signal,
       (engine) => engine.videoJob(machine.config, engineJobId, signal),
       (failure) => this.unanswered(machine, job, signal, failure),
     );
+    if ("outcome" in read) return read.outcome;
+    const state = read.value;
     if (job.statusUnreadableSince !== null) await this.repo.stateRead(job.id);
     if (state.status === "failed") {
       return this.fail(job, FAILURES.engine, state.error ? engineTextLogFields(state.error) : undefined);
@@ -199,16 +197,17 @@ export class VideoRunner {
     if (state.status !== "completed") {
       const progress = Math.min(99, Math.round(state.progress ?? 0));
       if (progress > job.progress) await this.repo.progress(job.id, progress);
-      throw this.later();
+      return this.later();
     }
     const mp4 = await this.onMachine(machine, job, signal, (engine) =>
       engine.videoContent(machine.config, engineJobId, signal),
     );
-    await this.deliver(job, machine, mp4);
+    if ("outcome" in mp4) return mp4.outcome;
+    return this.deliver(job, machine, mp4.value);
   }
 
   /** Keeps the finished clip, settles the money, and frees the engine of its copy. */
-  private async deliver(job: VideoJobRow, machine: Machine, engineMp4: Buffer): Promise<void> {
+  private async deliver(job: VideoJobRow, machine: Machine, engineMp4: Buffer): Promise<JobOutcome> {
     let clip: ReturnType<typeof finishClip>;
     try {
       clip = finishClip(engineMp4, job.seconds);
@@ -245,6 +244,7 @@ export class VideoRunner {
     }
     // Delivered or deleted meanwhile: either way the engine's copy is not needed any more.
     void this.cancel.onEngine(machine.config.name, job.engineJobId ?? "", job.id);
+    return JOB_DONE;
   }
 
   /** Charges a completed job's seconds; settling again (a step run twice) changes nothing. */
@@ -270,7 +270,7 @@ export class VideoRunner {
    * Ends the job as failed and releases its money; `why` goes to the log only, without the engine's
    * words (see upstream-log.ts).
    */
-  private async fail(job: VideoJobRow, failure: JobFailure, why?: object): Promise<void> {
+  private async fail(job: VideoJobRow, failure: JobFailure, why?: object): Promise<JobOutcome> {
     const now = this.now();
     const failed = await this.repo.fail(
       job.id,
@@ -278,7 +278,7 @@ export class VideoRunner {
       now,
       new Date(now.getTime() + VIDEO_KEPT_SECONDS * 1000),
     );
-    if (!failed) return;
+    if (!failed) return JOB_DONE;
     this.log?.warn(
       {
         video_id: job.id,
@@ -300,6 +300,7 @@ export class VideoRunner {
       },
       { model: job.model, tier: job.tier },
     );
+    return JOB_DONE;
   }
 
   /**
@@ -313,16 +314,16 @@ export class VideoRunner {
     job: VideoJobRow,
     signal: AbortSignal,
     failure?: UpstreamError,
-  ): Promise<void> {
+  ): Promise<JobOutcome | undefined> {
     const since = await this.repo.stateUnread(job.id, this.now());
-    if (since === undefined || this.elapsed(since) <= this.unreadableMs) return;
+    if (since === undefined || this.elapsed(since) <= this.unreadableMs) return undefined;
     await this.fail(job, FAILURES.silent, {
       unreadable_ms: this.elapsed(since),
       ...(failure ? upstreamLogFields(failure) : { reason: "the machine is left out (circuit open)" }),
     });
     // Not awaited: a machine that does not answer would hold the step up to the cancel's timeout.
     void this.cancel.onEngine(machine.config.name, job.engineJobId ?? "", job.id, signal);
-    throw new JobFinished();
+    return JOB_DONE;
   }
 
   /**
@@ -335,8 +336,8 @@ export class VideoRunner {
     job: VideoJobRow,
     signal: AbortSignal,
     call: (engine: VideoEngine) => Promise<T>,
-    unanswered?: (failure: UpstreamError | undefined) => Promise<void>,
-  ): Promise<T> {
+    unanswered?: (failure: UpstreamError | undefined) => Promise<JobOutcome | undefined>,
+  ): Promise<{ value: T } | { outcome: JobOutcome }> {
     let failure: UpstreamError | undefined;
     try {
       const routed = await this.router.runAmong(
@@ -353,40 +354,26 @@ export class VideoRunner {
         () => new NoRoom(),
         { model: job.model },
       );
-      return routed.result;
+      return { value: routed.result };
     } catch (error) {
       if (signal.aborted) throw error;
       if (failure?.kind === "status" && failure.status === 404) {
-        await this.fail(job, FAILURES.lost, upstreamLogFields(failure));
-        throw new JobFinished();
+        return { outcome: await this.fail(job, FAILURES.lost, upstreamLogFields(failure)) };
       }
       if (failure?.kind === "protocol") {
-        await this.fail(job, FAILURES.unreadable, upstreamLogFields(failure));
-        throw new JobFinished();
+        return { outcome: await this.fail(job, FAILURES.unreadable, upstreamLogFields(failure)) };
       }
-      await unanswered?.(failure);
-      throw this.later();
+      return { outcome: (await unanswered?.(failure)) ?? this.later() };
     }
   }
 
-  private later(): StepLater {
-    return new StepLater(this.pollMs);
+  /** The job goes on: asked again after the poll interval. */
+  private later(): JobOutcome {
+    return runAgainIn(this.pollMs);
   }
 
   private elapsed(since: Date): number {
     return this.now().getTime() - since.getTime();
-  }
-}
-
-/** The job ended inside a helper (failed and released): the step is over. */
-export class JobFinished extends Error {}
-
-/** The job goes on: a helper found nothing to do now, and the step ends `later` by this much. */
-class StepLater extends Error {
-  readonly delayMs: number;
-  constructor(delayMs: number) {
-    super(`the video job goes on in ${delayMs} ms`);
-    this.delayMs = delayMs;
   }
 }
 
