@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 
 // The auth tests sign in many times a minute from 127.0.0.1: as a trusted network it gets 20 times
@@ -40,17 +41,6 @@ export function postJson(t: TestApp, path: string, body: unknown, token?: string
   });
 }
 
-/** The login response's fields (the tests check the exact shape). */
-export interface LoginBody {
-  token: string;
-  access_token: string;
-  refresh_token: string;
-  expires_in_seconds: number;
-  access_expires_in_seconds: number;
-  refresh_expires_in_seconds: number;
-  user: { id: string; email: string; email_verified: boolean };
-}
-
 let serial = 0;
 
 /** A fresh email address. */
@@ -65,14 +55,14 @@ export const PASSWORD = "correct horse battery";
 export async function register(
   t: TestApp,
   options: { email?: string; password?: string; language?: string } = {},
-): Promise<LoginBody> {
+): Promise<LoginResponse> {
   const response = await postJson(t, "/auth/register", {
     email: options.email ?? newEmail(),
     password: options.password ?? PASSWORD,
     ...(options.language ? { language: options.language } : {}),
   });
   if (response.status !== 201) throw new Error(`register: ${response.status} ${await response.text()}`);
-  return (await response.json()) as LoginBody;
+  return (await response.json()) as LoginResponse;
 }
 
 /** Registers and follows the verification mail's link: a user who may use every endpoint. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
 import type { TestApp } from "../helpers/test-app.ts";
 import {
-  type LoginBody,
   login,
   mailsTo,
   newEmail,
@@ -38,7 +38,7 @@ describe("Auth endpoints: the whole journey through a real SMTP server (app.mail
     // Register: 201 with the login response; the client is signed in, the email not verified yet.
     const registered = await postJson(t, "/auth/register", { email, password: PASSWORD, language: "en" });
     expect(registered.status).toBe(201);
-    const signedUp = (await registered.json()) as LoginBody;
+    const signedUp = (await registered.json()) as LoginResponse;
     expect(signedUp.user).toEqual({ id: expect.any(String), email, email_verified: false });
     const unverified = await t.fetch("/api/v1/audio/voices", {
       headers: { authorization: `Bearer ${signedUp.access_token}` },
@@ -71,13 +71,13 @@ describe("Auth endpoints: the whole journey through a real SMTP server (app.mail
     // Login.
     const loggedIn = await login(t, email);
     expect(loggedIn.status).toBe(200);
-    const session = (await loggedIn.json()) as LoginBody;
+    const session = (await loggedIn.json()) as LoginResponse;
     expect(session.user.email_verified).toBe(true);
 
     // Refresh: a new pair.
     const refreshed = await postJson(t, "/auth/refresh", { refresh_token: session.refresh_token });
     expect(refreshed.status).toBe(200);
-    const next = (await refreshed.json()) as LoginBody;
+    const next = (await refreshed.json()) as LoginResponse;
     expect(next.refresh_token).not.toBe(session.refresh_token);
     expect(next.user).toEqual({ id: signedUp.user.id, email, email_verified: true });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
 import type { TestApp } from "../helpers/test-app.ts";
 import {
-  type LoginBody,
   login,
   mailsTo,
   movableClock,
@@ -42,7 +42,7 @@ describe("Login response (app API)", () => {
     const account = await operatorAccount();
     const response = await login(t, account.email);
     expect(response.status).toBe(200);
-    const body = (await response.json()) as LoginBody;
+    const body = (await response.json()) as LoginResponse;
     expect(Object.keys(body).sort()).toEqual(
       [
         "access_expires_in_seconds",
@@ -72,7 +72,7 @@ describe("Login response (app API)", () => {
     });
     try {
       const created = await short.admin("POST", "/accounts", { email: newEmail(), password: PASSWORD });
-      const body = (await (await login(short, created.body.email)).json()) as LoginBody;
+      const body = (await (await login(short, created.body.email)).json()) as LoginResponse;
       expect(body).toMatchObject({
         expires_in_seconds: 600,
         access_expires_in_seconds: 600,
@@ -160,7 +160,7 @@ describe("Authentication / App API: 401 unauthorized", () => {
 
   it("an expired access token: 401 after access_expires_in_seconds; the refresh token still gives a new pair", async () => {
     const account = await operatorAccount();
-    const session = (await (await login(t, account.email)).json()) as LoginBody;
+    const session = (await (await login(t, account.email)).json()) as LoginResponse;
     clock.advance(86_400 - 5);
     expect((await voices(session.access_token)).status).toBe(200);
     clock.advance(10);
@@ -169,12 +169,12 @@ describe("Authentication / App API: 401 unauthorized", () => {
     expect(((await expired.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
     const refreshed = await postJson(t, "/auth/refresh", { refresh_token: session.refresh_token });
     expect(refreshed.status).toBe(200);
-    expect((await voices(((await refreshed.json()) as LoginBody).access_token)).status).toBe(200);
+    expect((await voices(((await refreshed.json()) as LoginResponse).access_token)).status).toBe(200);
   });
 
   it("a disabled account: its access token is 401 at once, its refresh token too", async () => {
     const account = await operatorAccount();
-    const session = (await (await login(t, account.email)).json()) as LoginBody;
+    const session = (await (await login(t, account.email)).json()) as LoginResponse;
     expect((await voices(session.access_token)).status).toBe(200);
     await t.admin("POST", `/accounts/${account.id}/disable`);
     expect((await voices(session.access_token)).status).toBe(401);
@@ -192,7 +192,7 @@ describe("Authentication / App API: 403 email_unverified until the email is veri
     const account = await operatorAccount({ verified: false });
     const response = await login(t, account.email);
     expect(response.status).toBe(200);
-    const session = (await response.json()) as LoginBody;
+    const session = (await response.json()) as LoginResponse;
     expect(session.user.email_verified).toBe(false);
     const refused = await voices(session.access_token);
     expect(refused.status).toBe(403);
@@ -210,7 +210,7 @@ describe("Authentication / App API: 403 email_unverified until the email is veri
     });
     expect(verified.status).toBe(200);
     expect((await voices(signedUp.access_token)).status).toBe(200);
-    const again = (await (await login(t, signedUp.user.email)).json()) as LoginBody;
+    const again = (await (await login(t, signedUp.user.email)).json()) as LoginResponse;
     expect(again.user.email_verified).toBe(true);
   });
 });

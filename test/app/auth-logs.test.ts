@@ -1,17 +1,10 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
 import { loggerOptions } from "../../src/http/logger.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
-import {
-  type LoginBody,
-  mailsTo,
-  newEmail,
-  postJson,
-  startSmtpServer,
-  TRUSTED_LOOPBACK,
-  tokenOf,
-} from "./auth-fixtures.ts";
+import { mailsTo, newEmail, postJson, startSmtpServer, TRUSTED_LOOPBACK, tokenOf } from "./auth-fixtures.ts";
 
 describe("Authentication: tokens and passwords never reach the log", () => {
   const lines: string[] = [];
@@ -40,13 +33,15 @@ describe("Authentication: tokens and passwords never reach the log", () => {
     const email = newEmail("log");
     const password = "secret-password-41";
     const newPassword = "secret-password-42";
-    const signedUp = (await (await postJson(t, "/auth/register", { email, password })).json()) as LoginBody;
+    const signedUp = (await (
+      await postJson(t, "/auth/register", { email, password })
+    ).json()) as LoginResponse;
     const verifyToken = tokenOf((await mailsTo(t, email))[0]?.body ?? "", "verify-email");
     await t.fetch(`/api/v1/auth/verify-email?token=${verifyToken}`);
-    const session = (await (await postJson(t, "/auth/login", { email, password })).json()) as LoginBody;
+    const session = (await (await postJson(t, "/auth/login", { email, password })).json()) as LoginResponse;
     const next = (await (
       await postJson(t, "/auth/refresh", { refresh_token: session.refresh_token })
-    ).json()) as LoginBody;
+    ).json()) as LoginResponse;
     await postJson(t, "/auth/refresh", { refresh_token: session.refresh_token }); // reuse: logged as a warning
     await postJson(t, "/auth/logout", { refresh_token: next.refresh_token }, next.access_token);
     await postJson(t, "/auth/forgot-password", { email });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
 import type { TestApp } from "../helpers/test-app.ts";
 import {
-  type LoginBody,
   login,
   mailsTo,
   movableClock,
@@ -86,14 +86,14 @@ describe("Authentication: /auth/password-reset/confirm (payload: token, password
   it("sets the password, revokes every refresh token, marks the email verified, signs in; the token works once", async () => {
     const signedUp = await register(t);
     const email = signedUp.user.email;
-    const other = (await (await login(t, email)).json()) as LoginBody;
+    const other = (await (await login(t, email)).json()) as LoginResponse;
     await forgot(email);
     const [mail] = await resetMails(email);
     const token = tokenOf(mail?.body ?? "", "reset-password");
 
     const response = await confirm(token);
     expect(response.status).toBe(200);
-    const body = (await response.json()) as LoginBody;
+    const body = (await response.json()) as LoginResponse;
     expect(body.user).toEqual({ id: signedUp.user.id, email, email_verified: true });
     expect(body.refresh_token).toMatch(/^zrt_/);
 
@@ -165,7 +165,7 @@ describe("Authentication: /auth/register (payload: email, password, language?)",
     const email = newEmail("reg");
     const response = await postJson(t, "/auth/register", { email, password: PASSWORD, language: "fr" });
     expect(response.status).toBe(201);
-    const body = (await response.json()) as LoginBody;
+    const body = (await response.json()) as LoginResponse;
     expect(body).toMatchObject({ token: body.access_token, user: { email, email_verified: false } });
     const [mail] = await mailsTo(t, email);
     expect(mail).toMatchObject({

@@ -1,24 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
 import type { TestApp } from "../helpers/test-app.ts";
 import { STORE_KINDS } from "../helpers/test-store.ts";
-import {
-  type LoginBody,
-  login,
-  movableClock,
-  postJson,
-  register,
-  startAuthApp,
-  verifiedUser,
-} from "./auth-fixtures.ts";
+import { login, movableClock, postJson, register, startAuthApp, verifiedUser } from "./auth-fixtures.ts";
 
 const refresh = (t: TestApp, token: string) => postJson(t, "/auth/refresh", { refresh_token: token });
 const voices = (t: TestApp, token: string) =>
   t.fetch("/api/v1/audio/voices", { headers: { authorization: `Bearer ${token}` } });
 
-async function signIn(t: TestApp, email: string): Promise<LoginBody> {
+async function signIn(t: TestApp, email: string): Promise<LoginResponse> {
   const response = await login(t, email);
   if (response.status !== 200) throw new Error(`login: ${response.status}`);
-  return (await response.json()) as LoginBody;
+  return (await response.json()) as LoginResponse;
 }
 
 describe.each(STORE_KINDS)("Refresh tokens (States and transitions) on %s", (kind) => {
@@ -34,7 +27,7 @@ describe.each(STORE_KINDS)("Refresh tokens (States and transitions) on %s", (kin
     const first = await signIn(t, user.email);
     const second = await refresh(t, first.refresh_token);
     expect(second.status).toBe(200);
-    const pair = (await second.json()) as LoginBody;
+    const pair = (await second.json()) as LoginResponse;
     expect(pair.refresh_token).toMatch(/^zrt_/);
     expect(pair.refresh_token).not.toBe(first.refresh_token);
     expect(pair.user).toEqual(user);
@@ -47,7 +40,7 @@ describe.each(STORE_KINDS)("Refresh tokens (States and transitions) on %s", (kin
     const phone = await signIn(t, user.email);
     const laptop = await signIn(t, user.email);
     const other = await signIn(t, (await register(t)).user.email);
-    const rotated = (await (await refresh(t, phone.refresh_token)).json()) as LoginBody;
+    const rotated = (await (await refresh(t, phone.refresh_token)).json()) as LoginResponse;
 
     const reused = await refresh(t, phone.refresh_token);
     expect(reused.status).toBe(401);
@@ -76,7 +69,7 @@ describe.each(STORE_KINDS)("Refresh tokens (States and transitions) on %s", (kin
     expect(winners.length + statuses.filter((status) => status === 401).length).toBe(50);
     // The losers used a retired token: reuse revokes every refresh token, the winner's new one too.
     for (const winner of winners) {
-      const pair = (await winner.json()) as LoginBody;
+      const pair = (await winner.json()) as LoginResponse;
       expect((await refresh(t, pair.refresh_token)).status).toBe(401);
     }
     // Every refresh token of the account, the other device's too.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
 import type { AppUserHandle } from "./app-helpers.ts";
-import { type LoginBody, login, PASSWORD, postJson, startSmtpServer, tokenOf } from "./auth-fixtures.ts";
+import { login, PASSWORD, postJson, startSmtpServer, tokenOf } from "./auth-fixtures.ts";
 import { CHAT_MODEL, type ChatStack, readConversation, sendMessage, startChatStack } from "./chat-stack.ts";
 
 let smtp: Awaited<ReturnType<typeof startSmtpServer>>;
@@ -47,7 +48,7 @@ it("the whole user journey over HTTP: register -> verify through the SMTP peer -
 
   const loggedIn = await login(s.t, email);
   expect(loggedIn.status).toBe(200);
-  const session = (await loggedIn.json()) as LoginBody;
+  const session = (await loggedIn.json()) as LoginResponse;
   const user = userOf(session.access_token, session.user.id, email);
 
   const created = await user.post("/chat/sessions", {});

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AccessTokens } from "../../src/auth/access-tokens.ts";
 import { displayPrefix, generateApiKey } from "../../src/auth/api-key-format.ts";
 import { newOpaqueToken } from "../../src/auth/opaque-tokens.ts";
-import { type LoginBody, mailsTo, newEmail, PASSWORD, postJson, tokenOf } from "../app/auth-fixtures.ts";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
+import { mailsTo, newEmail, PASSWORD, postJson, tokenOf } from "../app/auth-fixtures.ts";
 import {
   FakeModerationServer,
   FakeOpenAiServer,
@@ -242,12 +243,12 @@ describe("a real traffic run with canaries leaves no secret or user's text in th
     await postJson(t, "/auth/verify-email", { token: tokenOf(mail?.body ?? "", "verify-email") });
     const session = (await (
       await postJson(t, "/auth/login", { email, password: PASSWORD })
-    ).json()) as LoginBody;
+    ).json()) as LoginResponse;
     const wrong = await postJson(t, "/auth/login", { email, password: `${PASSWORD} wrong` });
     expect(wrong.status).toBe(401);
     const next = (await (
       await postJson(t, "/auth/refresh", { refresh_token: session.refresh_token })
-    ).json()) as LoginBody;
+    ).json()) as LoginResponse;
     await postJson(t, "/auth/refresh", { refresh_token: session.refresh_token }); // reuse of a retired token
     const conversation = (await (await postJson(t, "/chat/sessions", {}, next.access_token)).json()) as {
       id: string;

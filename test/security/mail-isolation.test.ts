@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run-cli.ts";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
 import {
-  type LoginBody,
   login,
   mailsTo,
   movableClock,
@@ -135,7 +135,7 @@ describe("A mailed token acts on its own account only (docs/app-auth.md: tokens 
       }),
     });
     expect(answer.status).toBe(200);
-    expect(((await answer.json()) as LoginBody).user.id).toBe(a.user.id);
+    expect(((await answer.json()) as LoginResponse).user.id).toBe(a.user.id);
     expect((await login(t, a.user.email, NEW_PASSWORD)).status).toBe(200);
     expect((await login(t, b.user.email, NEW_PASSWORD)).status).toBe(401);
     expect((await login(t, b.user.email, PASSWORD)).status).toBe(200);
@@ -190,7 +190,7 @@ describe("A mailed token acts on its own account only (docs/app-auth.md: tokens 
       password: NEW_PASSWORD,
     });
     expect(confirmed.status).toBe(200);
-    const owner = (await confirmed.json()) as LoginBody;
+    const owner = (await confirmed.json()) as LoginResponse;
     expect((await postJson(t, "/auth/refresh", { refresh_token: squatter.refresh_token })).status).toBe(401);
     // The account is verified now: a token from before the reset would read the owner's conversations.
     expect(await opens(squatter.access_token)).toBe(401);
@@ -232,7 +232,7 @@ describe("POST /auth/register with an address that has an account (docs/app-auth
 
 describe("The outbox is the operator's alone (docs/app-auth.md: the outbox keeps the links; GET /admin/v1/mail, zona mail list)", () => {
   let dir: string;
-  let user: LoginBody;
+  let user: LoginResponse;
   let key: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "zona-mail-isolation-"));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LoginBody, PASSWORD, postJson, verifiedUser } from "../app/auth-fixtures.ts";
+import type { LoginResponse } from "../../src/contract/app-api.ts";
+import { PASSWORD, postJson, verifiedUser } from "../app/auth-fixtures.ts";
 import { callApi, extraPages, patchSession, patchSessionAndSend, storedSession } from "./web-auth-helpers.ts";
 import { POLL, pathOf, sendAndGetAnswer } from "./web-page.ts";
 import { CHROMIUM, expectNoProblems, startWebStack, type WebStack } from "./web-stack.ts";
@@ -52,7 +53,7 @@ describe.skipIf(!CHROMIUM)(
       // Someone else uses the page's refresh token first: the page's token is now a retired one.
       const stolen = await postJson(s.t, "/auth/refresh", { refresh_token: third?.refreshToken });
       expect(stolen.status).toBe(200);
-      const stolenPair = (await stolen.json()) as LoginBody;
+      const stolenPair = (await stolen.json()) as LoginResponse;
       await page.locator(".composer textarea").fill("this one should not be sent");
       await patchSessionAndSend(page, { accessExpiresAt: Date.now() - 1000 });
       await page.getByText("Your session ended. Please sign in again.").waitFor();
