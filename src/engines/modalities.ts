@@ -121,18 +121,15 @@ export type Modality = keyof Modalities;
  * errors while iterating are thrown from the iterator. Every method honours `signal` (the client
  * went away, or a timeout).
  */
-export type EngineAdapter = Partial<
-  ChatEngine &
-    CompletionEngine &
-    EmbeddingEngine &
-    RerankEngine &
-    TranscriptionEngine &
-    SpeechEngine &
-    ModerationEngine &
-    ImageModerationEngine &
-    ImageEngine &
-    VideoEngine
->;
+export type EngineAdapter = Partial<EveryModality>;
+
+// Every modality's methods together (the intersection of Modalities' interfaces), derived from
+// Modalities so that a new modality is listed once.
+type EveryModality = {
+  [K in Modality]: (engine: Modalities[K]) => void;
+}[Modality] extends (engine: infer All) => void
+  ? All
+  : never;
 
 // The methods that make each modality: a protocol offers it when it has all of them.
 const MODALITY_METHODS: { [K in Modality]: ReadonlyArray<keyof Modalities[K] & keyof EngineAdapter> } = {
