@@ -4,6 +4,8 @@ import { capturedLogger } from "../helpers/log-lines.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 
 const MODEL = "gemma3.8-27b";
+// Served by the tei machine alone, which cannot chat.
+const TEI_ONLY = "other3.8-27b";
 
 // docs/architecture.md: a machine is a candidate for a kind of work only when its protocol offers it.
 describe("placement: a machine whose protocol cannot do the work is never a candidate for it", () => {
@@ -18,10 +20,13 @@ describe("placement: a machine whose protocol cannot do the work is never a cand
       logger: log.logger,
       config: {
         installation: { zones: [{ id: "a" }, { id: "b" }] },
-        models: [{ id: MODEL, kind: "chat" }],
+        models: [
+          { id: MODEL, kind: "chat" },
+          { id: TEI_ONLY, kind: "chat" },
+        ],
         machines: [
           // Listed first and idle: without the rule it would be tried, and fail, before the other.
-          { name: "tei-a", zone: "a", protocol: "tei", url: tei.url, models: [MODEL] },
+          { name: "tei-a", zone: "a", protocol: "tei", url: tei.url, models: [MODEL, TEI_ONLY] },
           { name: "vllm-b", zone: "b", protocol: "openai", url: vllm.url, models: [MODEL] },
         ],
       },
@@ -48,5 +53,19 @@ describe("placement: a machine whose protocol cannot do the work is never a cand
       [],
     );
     expect(log.lines.filter((line) => line.msg === "upstream attempt failed")).toEqual([]);
+  });
+
+  it("spec Key API status codes: 503 zone_unavailable when the only machine of the model cannot chat (not 502: nothing was tried)", async () => {
+    const response = await t.fetch("/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: TEI_ONLY, messages: [{ role: "user", content: "hello" }] }),
+    });
+    expect(response.status).toBe(503);
+    const body = (await response.json()) as { error: { type: string; code: string | null } };
+    expect(body.error.type).toBe("zone_unavailable");
+    expect(tei.requests.filter((request) => request.path !== "/health" && request.path !== "/info")).toEqual(
+      [],
+    );
   });
 });
