@@ -136,6 +136,31 @@ export function isPaymentRefused(error: unknown): boolean {
   );
 }
 
+/**
+ * What a failure means to the domain. The domain asks these instead of reading a status: the status
+ * is how the HTTP edge draws a failure, and only this catalogue maps one to the other.
+ */
+
+/** Whether the service failed the request (no machine answered, a store or an engine failed), rather than refused it. */
+export function isServiceFailure(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status >= 500;
+}
+
+/** Whether the request was refused as it is (its input, its money, its rights), rather than failed by the service. */
+export function isRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status < 500;
+}
+
+/** Whether the item asked for does not exist, or is not the caller's. */
+export function isNotFound(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status === 404;
+}
+
+/** Whether nothing could serve the request now: every machine down or left out, a store not answering. */
+export function isUnavailable(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status === 503;
+}
+
 /** 401 of the operator API. */
 export function invalidAdminToken(): ApiError {
   return new ApiError({

@@ -78,6 +78,17 @@ describe("architecture: what may import what (docs/architecture.md, floors)", ()
     expect(wrong.map((c) => `${c.file} -> ${c.target}`)).toEqual([]);
   });
 
+  it("the domain asks the error catalogue what a failure means, never its HTTP status", () => {
+    const wrong = [];
+    for (const name of readdirSync(src, { recursive: true, encoding: "utf8" })) {
+      if (!/\.tsx?$/.test(name) || !DOMAIN.includes(roomOf(name)) || roomOf(name) === "errors") continue;
+      const text = readFileSync(join(src, name), "utf8");
+      for (const match of text.matchAll(/instanceof ApiError[^;{]*?\.status\b/g))
+        wrong.push(`src/${name}: ${match[0]}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it("a room imports only rooms of lower floors", () => {
     const server = all.filter((c) => c.from !== WEB_CLIENT);
     const wrong = server.filter((c) => (floorOf.get(c.to) ?? 99) >= (floorOf.get(c.from) ?? -1));

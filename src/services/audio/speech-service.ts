@@ -4,7 +4,7 @@ import { isBuiltinSpeech } from "../../config/builtin-speech.ts";
 import type { EngineRegistry, Machine } from "../../engines/registry.ts";
 import type { Attempt, Routed, Router } from "../../engines/router.ts";
 import { type SpeechCall, UpstreamError, type VoiceName } from "../../engines/types.ts";
-import { ApiError, badGateway } from "../../errors/catalogue.ts";
+import { badGateway, isServiceFailure } from "../../errors/catalogue.ts";
 import { AI_SPEECH_COMMENT, type AiMark } from "../../media/ai-mark.ts";
 import { encodeMp3, Mp3EncoderUnavailable } from "../../media/mp3.ts";
 import { markWavAsAi, wavPcm16 } from "../../media/wav.ts";
@@ -106,7 +106,7 @@ export class SpeechService {
       if (context.signal.aborted) throw error;
       if (error instanceof Mp3EncoderUnavailable) throw badGateway("The MP3 encoder is not available.");
       // No machine could be tried (all down) or none answered: the speech engine failed.
-      if (error instanceof UpstreamError || (error instanceof ApiError && error.status >= 500)) {
+      if (error instanceof UpstreamError || isServiceFailure(error)) {
         throw badGateway("The speech engine did not answer. Try again with growing pauses.");
       }
       throw error;
@@ -165,8 +165,7 @@ export class SpeechService {
         return await this.router.runAmong(declared, "speech", attempt, failed, about);
       } catch (error) {
         const engineFailed =
-          (error instanceof UpstreamError && error.kind !== "aborted") ||
-          (error instanceof ApiError && error.status >= 500);
+          (error instanceof UpstreamError && error.kind !== "aborted") || isServiceFailure(error);
         if (builtin.length === 0 || context.signal.aborted || !engineFailed) throw error;
       }
     }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { AccessTokens } from "../../auth/access-tokens.ts";
 import type { Language } from "../../config/names.ts";
-import { ApiError } from "../../errors/catalogue.ts";
+import { isNotFound } from "../../errors/catalogue.ts";
 import type { ServiceSecretsRepository } from "../../store/repositories/service-secrets.ts";
 import type { AccountsService } from "../accounts.ts";
 
@@ -68,7 +68,7 @@ export class AppSessions {
     // not a 401 that would sign the user out.
     const forgetsBefore = this.forgets;
     const account = await this.accounts.get(claims.sub).catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     });
     const user =

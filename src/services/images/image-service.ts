@@ -6,7 +6,7 @@ import type { Catalogue } from "../../engines/catalogue.ts";
 import type { EngineRegistry } from "../../engines/registry.ts";
 import type { Attempt, Router } from "../../engines/router.ts";
 import { type ImageCall, UpstreamError } from "../../engines/types.ts";
-import { ApiError } from "../../errors/catalogue.ts";
+import { ApiError, isRefusal, isUnavailable } from "../../errors/catalogue.ts";
 import {
   engineError,
   imageModelNotFound,
@@ -122,7 +122,7 @@ export class ImageService {
       if (made.length === 0) throw outputRefused();
       data = await this.deliver(made, request.responseFormat);
     } catch (error) {
-      const refused = error instanceof ApiError && error.status < 500;
+      const refused = isRefusal(error);
       await reservation.release({ outcome: refused ? "refused" : "failed", units: { pictures: 0 } });
       throw error;
     }
@@ -224,7 +224,7 @@ export class ImageService {
     } catch (error) {
       if (context.signal.aborted || !(error instanceof ApiError)) throw error;
       // The router's 503s: every machine is down (circuit open, connection refused).
-      if (error.status === 503) throw noEngineAvailable(call.model);
+      if (isUnavailable(error)) throw noEngineAvailable(call.model);
       throw engineError();
     }
   }

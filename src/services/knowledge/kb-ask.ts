@@ -1,7 +1,7 @@
 import type { KbSource } from "../../contract/app-api.ts";
 import type { Catalogue } from "../../engines/catalogue.ts";
 import type { ChatCall, ChatChunk, TokenUsage } from "../../engines/types.ts";
-import { ApiError, modelNotFound } from "../../errors/catalogue.ts";
+import { isServiceFailure, modelNotFound } from "../../errors/catalogue.ts";
 import { knowledgeBaseNotReady } from "../../errors/knowledge-errors.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KnowledgeBaseRow, KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
@@ -149,7 +149,7 @@ export class KbAsk {
         .map((score) => ({ ...(hits[score.index] as T), score: score.relevance_score }));
     } catch (error) {
       // No rerank machine answering: the fused order stands.
-      if (error instanceof ApiError && error.status >= 500 && !context.signal.aborted) return hits;
+      if (isServiceFailure(error) && !context.signal.aborted) return hits;
       throw error;
     }
   }
