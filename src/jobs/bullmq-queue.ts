@@ -7,7 +7,7 @@ import {
   type JobHooks,
   type JobOptions,
   type JobQueue,
-  laterBy,
+  outcomeOf,
 } from "./job-queue.ts";
 
 /** Where and how a BullMQ queue keeps its jobs. */
@@ -57,6 +57,8 @@ const GIVE_UP_RETRY_MS = 30_000;
 // A job that died before waits this long, again and again, for this process to run nothing else.
 const ALONE_WAIT_MS = 1_000;
 const GAVE_UP = "given up: its runs ended with the process dead";
+// The failures a capability named (a `failed` outcome), told apart from the runs that threw.
+const namedFailures = new WeakSet<Error>();
 // BullMQ's own words (moveStalledJobsToWait) for a job found stalled more than `maxStalledCount` times.
 const STALLED_TOO_OFTEN = "job stalled more than allowable limit";
 
@@ -137,6 +139,13 @@ export class BullMqQueue implements JobQueue {
     this.watch(this.worker);
     this.worker.on("failed", (job, error) => {
       if (error.message === GAVE_UP) return;
+      if (namedFailures.has(error)) {
+        this.options.log?.info(
+          { job: job?.name, id: job?.id, reason: error.message },
+          "background job ended failed",
+        );
+        return;
+      }
       if (job && error.message === STALLED_TOO_OFTEN) {
         void this.stalledTooOften(job);
         return;
@@ -237,8 +246,9 @@ export class BullMqQueue implements JobQueue {
     this.running.add(running);
     if (suspect) this.alone = true;
     try {
-      const later = laterBy(await running);
-      if (later !== undefined) await this.later(job, token, later);
+      const outcome = outcomeOf(await running);
+      if (outcome.kind === "later") await this.later(job, token, outcome.delayMs);
+      if (outcome.kind === "failed") this.endFailed(outcome.reason);
     } finally {
       if (suspect) this.alone = false;
       this.running.delete(running);
@@ -250,6 +260,16 @@ export class BullMqQueue implements JobQueue {
     await job.moveToDelayed(Date.now() + delayMs, token);
     // Tells the worker the job has moved.
     throw new (loadBullMq().DelayedError)();
+  }
+
+  /**
+   * A job its capability ended as failed (and told its user of): BullMQ fails it without retry and
+   * keeps it among the failed ones, with the reason, for inspection.
+   */
+  private endFailed(reason: string): never {
+    const ended = new (loadBullMq().UnrecoverableError)(reason);
+    namedFailures.add(ended);
+    throw ended;
   }
 
   /** Tells the capability, then fails the job without retry; when the capability cannot hear, tries later. */

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { type JobHandler, type JobHooks, type JobOptions, type JobQueue, laterBy } from "./job-queue.ts";
+import { type JobHandler, type JobHooks, type JobOptions, type JobQueue, outcomeOf } from "./job-queue.ts";
 
 interface Job {
   name: string;
@@ -17,7 +17,7 @@ export interface InProcessQueueOptions {
   attempts?: number;
   /** Pause before the second run; it doubles for each further one (default 500 ms). */
   backoffMs?: number;
-  log?: Pick<FastifyBaseLogger, "error">;
+  log?: Pick<FastifyBaseLogger, "error" | "info">;
 }
 
 /**
@@ -142,15 +142,17 @@ export class InProcessQueue implements JobQueue {
     }
   }
 
-  /** Runs a job until it succeeds, fails for good or is deferred: then the delay, in ms. */
+  /** Runs a job until it ends (done, or failed for good) or is deferred: then the delay, in ms. */
   private async run(job: Job): Promise<number | undefined> {
     const handler = this.handlers.get(job.name);
     if (!handler) return undefined;
     for (let attempt = job.failures + 1; ; attempt++) {
       try {
-        const later = laterBy(await handler(job.data, this.stopping.signal));
-        if (later !== undefined) job.failures = attempt - 1;
-        return later;
+        const outcome = outcomeOf(await handler(job.data, this.stopping.signal));
+        if (outcome.kind === "failed") this.endedFailed(job, outcome.reason);
+        if (outcome.kind !== "later") return undefined;
+        job.failures = attempt - 1;
+        return outcome.delayMs;
       } catch (error) {
         if (attempt >= this.attempts || this.stopping.signal.aborted) {
           this.log?.error({ err: error, job: job.name, attempts: attempt }, "background job failed");
@@ -159,6 +161,14 @@ export class InProcessQueue implements JobQueue {
         await pause(this.backoffMs * 2 ** (attempt - 1), this.stopping.signal);
       }
     }
+  }
+
+  /** A job its capability ended as failed (and told its user of): not run again. */
+  private endedFailed(job: Job, reason: string): void {
+    this.log?.info(
+      { job: job.name, ...(job.id !== undefined ? { id: job.id } : {}), reason },
+      "background job ended failed",
+    );
   }
 }
 

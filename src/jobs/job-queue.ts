@@ -1,12 +1,19 @@
 /**
- * What one run of a job came to: finished (`done`, also what a handler that returns nothing
- * says), or not finished with nothing to do now (`later`: a video still being made, no machine free
- * yet, the process closing mid-step), so the queue runs it again after `delayMs` without counting a
- * failed attempt. Each run is then one short step of a long job, and a job of many minutes never
- * holds a worker while it waits. A failure the step cannot name is thrown: the queue's retries and
- * its count of runs that died take over.
+ * What one run of a job came to:
+ * - `done`: the job is finished (also what a handler that returns nothing says);
+ * - `later`: not finished, with nothing to do now (a video still being made, no machine free yet, the
+ *   process closing mid-step): the queue runs it again after `delayMs` without counting a failed
+ *   attempt. Each run is then one short step of a long job, and a job of many minutes never holds a
+ *   worker while it waits;
+ * - `failed`: the job ended in a failure its capability can name (a video the engine could not make,
+ *   a document that cannot be read): the capability has recorded it for the user, and the queue ends
+ *   the job without another run, kept among the failed ones where the queue keeps those (BullMQ).
+ * A failure the step cannot name is thrown: the queue's retries and its count of runs that died take over.
  */
-export type JobOutcome = { kind: "done" } | { kind: "later"; delayMs: number };
+export type JobOutcome =
+  | { kind: "done" }
+  | { kind: "later"; delayMs: number }
+  | { kind: "failed"; reason: string };
 
 /** The outcome of a run that finished its job. */
 export const JOB_DONE: JobOutcome = { kind: "done" };
@@ -16,10 +23,15 @@ export function runAgainIn(delayMs: number): JobOutcome {
   return { kind: "later", delayMs: Math.max(0, delayMs) };
 }
 
-/** The delay before the next run when a run ended `later`, else undefined. */
+/** The outcome of a run whose job ended in a failure named by `reason` (for the queue's records, not the user). */
+export function jobFailed(reason: string): JobOutcome {
+  return { kind: "failed", reason };
+}
+
+/** What a run came to, a handler that returned nothing having finished its job. */
 // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing has finished its job.
-export function laterBy(outcome: JobOutcome | void): number | undefined {
-  return outcome?.kind === "later" ? outcome.delayMs : undefined;
+export function outcomeOf(result: JobOutcome | void): JobOutcome {
+  return result ?? JOB_DONE;
 }
 
 /**

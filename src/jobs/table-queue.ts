@@ -7,7 +7,7 @@ import {
   type JobHooks,
   type JobOptions,
   type JobQueue,
-  laterBy,
+  outcomeOf,
 } from "./job-queue.ts";
 
 /** How a table-backed queue runs its jobs. */
@@ -35,7 +35,7 @@ export interface TableQueueOptions {
 }
 
 type RunOutcome =
-  | { done: true }
+  | { done: true; failed?: string }
   | { done: false; later: number }
   | { done: false; later?: undefined; error: unknown };
 
@@ -229,8 +229,13 @@ export class TableQueue implements JobQueue {
     const lease = new JobLease(this.repo, claimed, this.leaseMs, this.stopping.signal);
     let outcome: RunOutcome;
     try {
-      const later = laterBy(await handler(claimed.data, lease.signal));
-      outcome = later === undefined ? { done: true } : { done: false, later };
+      const ran = outcomeOf(await handler(claimed.data, lease.signal));
+      outcome =
+        ran.kind === "later"
+          ? { done: false, later: ran.delayMs }
+          : ran.kind === "failed"
+            ? { done: true, failed: ran.reason }
+            : { done: true };
     } catch (error) {
       outcome = { done: false, error };
     }
@@ -246,7 +251,14 @@ export class TableQueue implements JobQueue {
 
   /** Writes how a run ended; false when the lease was lost meanwhile. */
   private async record(job: ClaimedJob, outcome: RunOutcome): Promise<boolean> {
-    if (outcome.done) return this.repo.finish(job);
+    if (outcome.done) {
+      const finished = await this.repo.finish(job);
+      // Ended as failed by its capability (which told its user): not run again, nothing kept.
+      if (finished && outcome.failed !== undefined) {
+        this.log?.info({ job: job.name, id: job.id, reason: outcome.failed }, "background job ended failed");
+      }
+      return finished;
+    }
     if (outcome.later !== undefined) return this.repo.defer(job, outcome.later);
     // Cut by the shutdown rather than failed on its own: not an attempt.
     if (this.stopping.signal.aborted) return this.repo.release(job);

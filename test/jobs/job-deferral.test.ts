@@ -1,13 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { FastifyBaseLogger } from "fastify";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { InProcessQueue } from "../../src/jobs/in-process-queue.ts";
-import { type JobQueue, runAgainIn } from "../../src/jobs/job-queue.ts";
+import { type JobQueue, jobFailed, runAgainIn } from "../../src/jobs/job-queue.ts";
 import { TableQueue } from "../../src/jobs/table-queue.ts";
 import { DurableJobsRepository } from "../../src/store/repositories/durable-jobs.ts";
 import { durableJobs } from "../../src/store/schema.ts";
+import { captureLogs } from "../helpers/log-capture.ts";
 import { openTestStore } from "../helpers/test-store.ts";
 import { bullQueue, dropJobKeys, TEST_REDIS_URL, uniqueJobsPrefix } from "./job-fixtures.ts";
 
-type MakeQueue = (options?: { attempts?: number }) => JobQueue;
+type MakeQueue = (options?: { attempts?: number; log?: FastifyBaseLogger }) => JobQueue;
 
 /** What a queue kind needs around it (a database, a Redis prefix), opened once per kind. */
 interface Surroundings {
@@ -106,6 +108,28 @@ describe.each(KINDS)("Background jobs: deferral in the $name queue", (kind) => {
     // Failed, deferred, failed: two failures are the two attempts; a fourth run would mean the
     // deferral had forgotten the first failure, a second-run stop that it had counted as one.
     expect(runs).toBe(3);
+  });
+
+  it("a job whose run ends `failed` is not run again, though attempts remain; one info line names why", async () => {
+    const captured = captureLogs("info");
+    const q = queue({ attempts: 3, log: captured.logger });
+    let runs = 0;
+    q.work("doomed", async () => {
+      runs++;
+      return jobFailed("the file cannot be read");
+    });
+    await q.add("doomed", { secret: "the user's own words" }, { id: "doomed-1" });
+    await q.idle();
+    const ended = () => captured.lines().filter((line) => line.msg === "background job ended failed");
+    await vi.waitFor(() => expect(ended()).toHaveLength(1));
+    expect(ended()[0]).toMatchObject({ level: 30, job: "doomed", reason: "the file cannot be read" });
+    expect(runs).toBe(1);
+    expect(captured.lines().filter((line) => line.level >= 40)).toEqual([]);
+    expect(captured.raw.join("\n")).not.toContain("the user's own words");
+    // Ended, not waiting: the same id may be queued again, and runs.
+    await q.add("doomed", {}, { id: "doomed-1" });
+    await q.idle();
+    expect(runs).toBe(2);
   });
 
   it("a job added with delayMs waits for its time, counted as waiting meanwhile", async () => {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { FastifyBaseLogger } from "fastify";
 import type { TierName } from "../../config/schema.ts";
 import { ApiError, isPaymentRefused } from "../../errors/catalogue.ts";
-import { JOB_DONE, type JobOutcome, runAgainIn } from "../../jobs/job-queue.ts";
+import { JOB_DONE, type JobOutcome, jobFailed, runAgainIn } from "../../jobs/job-queue.ts";
 import type { DocumentFiles } from "../../store/document-files/document-files.ts";
 import type { KbPassagesRepository } from "../../store/repositories/kb-passages.ts";
 import type { KbDocumentRow, KnowledgeBasesRepository } from "../../store/repositories/knowledge-bases.ts";
@@ -79,7 +79,7 @@ export class KbIngest {
 
   /**
    * One run of a document's reading: `later` while its account reads as many as it may at once, or
-   * while no machine embeds its passages yet; `done` once it is read or failed.
+   * while no machine embeds its passages yet; `done` once it is read, `failed` once it cannot be.
    */
   async step(id: string, signal: AbortSignal): Promise<JobOutcome> {
     const document = await this.bases.document(id);
@@ -160,7 +160,7 @@ export class KbIngest {
 
   /**
    * One batch's vectors; else what the reading's run comes to: `later` while the machines do not
-   * answer, `done` once the document failed (no credits, or past the deadline).
+   * answer, `failed` once the document failed (no credits, or past the deadline).
    */
   private async embed(
     document: KbDocumentRow,
@@ -190,7 +190,7 @@ export class KbIngest {
     }
   }
 
-  /** Ends the reading as failed, with the reason the user sees; the run is done. */
+  /** Ends the reading as failed, with the reason the user sees; the run is `failed`. */
   private async fail(document: KbDocumentRow, reason: string): Promise<JobOutcome> {
     await this.bases.failed(document.id, reason);
     await this.files.drop(document.id);
@@ -200,6 +200,6 @@ export class KbIngest {
       { document_id: document.id, format: document.format, reason },
       "document could not be indexed",
     );
-    return JOB_DONE;
+    return jobFailed(reason);
   }
 }

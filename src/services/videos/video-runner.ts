@@ -7,7 +7,7 @@ import type { EngineRegistry, Machine } from "../../engines/registry.ts";
 import type { Router } from "../../engines/router.ts";
 import { type EngineVideoJob, UpstreamError, type VideoSize } from "../../engines/types.ts";
 import { engineTextLogFields, upstreamLogFields } from "../../engines/upstream-log.ts";
-import { JOB_DONE, type JobOutcome, runAgainIn } from "../../jobs/job-queue.ts";
+import { JOB_DONE, type JobOutcome, jobFailed, runAgainIn } from "../../jobs/job-queue.ts";
 import { Mp4Error } from "../../media/mp4-ai-mark.ts";
 import type { VideoJobRow, VideoJobsRepository } from "../../store/repositories/video-jobs.ts";
 import type { VideoCancel } from "./video-cancel.ts";
@@ -78,7 +78,7 @@ export class VideoRunner {
     this.log = deps.log;
   }
 
-  /** One step of a job: `later` while the job goes on, `done` once it has ended. */
+  /** One step of a job: `later` while the job goes on, `done` once it has ended, `failed` when it ended in a failure. */
   async step(id: string, signal: AbortSignal): Promise<JobOutcome> {
     const job = await this.repo.byId(id);
     if (!job || job.status === "failed") return JOB_DONE;
@@ -268,7 +268,7 @@ export class VideoRunner {
 
   /**
    * Ends the job as failed and releases its money; `why` goes to the log only, without the engine's
-   * words (see upstream-log.ts).
+   * words (see upstream-log.ts). The run is `failed`, or `done` when the job had ended already.
    */
   private async fail(job: VideoJobRow, failure: JobFailure, why?: object): Promise<JobOutcome> {
     const now = this.now();
@@ -300,7 +300,7 @@ export class VideoRunner {
       },
       { model: job.model, tier: job.tier },
     );
-    return JOB_DONE;
+    return jobFailed(failure.code);
   }
 
   /**
@@ -317,13 +317,13 @@ export class VideoRunner {
   ): Promise<JobOutcome | undefined> {
     const since = await this.repo.stateUnread(job.id, this.now());
     if (since === undefined || this.elapsed(since) <= this.unreadableMs) return undefined;
-    await this.fail(job, FAILURES.silent, {
+    const ended = await this.fail(job, FAILURES.silent, {
       unreadable_ms: this.elapsed(since),
       ...(failure ? upstreamLogFields(failure) : { reason: "the machine is left out (circuit open)" }),
     });
     // Not awaited: a machine that does not answer would hold the step up to the cancel's timeout.
     void this.cancel.onEngine(machine.config.name, job.engineJobId ?? "", job.id, signal);
-    return JOB_DONE;
+    return ended;
   }
 
   /**
