@@ -1,4 +1,4 @@
-import type { mailView } from "../mail/mail-view.ts";
+import type { mailView } from "../routes/admin/operator-views.ts";
 import { type Command, type CommandGroup, numeric, stringValue } from "./command.ts";
 
 /** A mail as the operator API lists it. */

@@ -1,6 +1,9 @@
 import { MAX_AMOUNT } from "../../billing/money.ts";
 import { MAX_REQUESTS_PER_MINUTE } from "../../services/api-keys.ts";
-import type { Operator, Page } from "../../services/operator.ts";
+import type { Operator, Page, ServedModel } from "../../services/operator.ts";
+import type { AccountRow } from "../../store/repositories/accounts.ts";
+import type { ApiKeyRow } from "../../store/repositories/api-keys.ts";
+import type { Balance } from "../../store/repositories/credits.ts";
 import {
   asFields,
   booleanField,
@@ -10,89 +13,120 @@ import {
   stringField,
   stringListField,
 } from "../wire/fields.ts";
+import {
+  accountView,
+  apiKeyView,
+  creditBalanceView,
+  knowledgeBaseView,
+  listView,
+  mailView,
+  modelView,
+  usageRecordView,
+  usageSummaryView,
+} from "./operator-views.ts";
 
 /**
  * The operator API as the routes and the `zona` command call it: each action takes the fields of a
  * request (a body or a query, as sent), reads them into the Operator's arguments (every error a
- * 400 naming its field, in the order the fields are read) and answers what the operator API answers.
+ * 400 naming its field, in the order the fields are read) and draws what the Operator returns in
+ * the operator API's shapes (operator-views.ts).
  */
 export type OperatorApi = ReturnType<typeof operatorApi>;
 
 /** The operator API over an Operator. */
 export function operatorApi(operator: Operator) {
+  const account = async (row: Promise<AccountRow>) => accountView(await row);
+  const key = async (row: Promise<ApiKeyRow>) => apiKeyView(await row, operator.now());
+  const keys = (rows: ApiKeyRow[]) => {
+    const now = operator.now();
+    return listView(rows.map((row) => apiKeyView(row, now)));
+  };
+  const credits = async (accountId: string, balance: Promise<Balance>) =>
+    creditBalanceView(accountId, await balance, operator.currency);
+  const model = (served: ServedModel) => modelView(served.model, served.machines, served.activated);
   return {
     createAccount: async (body: unknown) => {
       const fields = asFields(body);
       const password = stringField(fields, "password");
       const language = stringField(fields, "language");
       const emailVerified = booleanField(fields, "email_verified");
-      return operator.createAccount({
-        email: stringField(fields, "email", { required: true, max: 254 }) ?? "",
-        ...(password !== undefined ? { password } : {}),
-        ...(language !== undefined ? { language } : {}),
-        ...(emailVerified !== undefined ? { emailVerified } : {}),
-      });
+      return account(
+        operator.createAccount({
+          email: stringField(fields, "email", { required: true, max: 254 }) ?? "",
+          ...(password !== undefined ? { password } : {}),
+          ...(language !== undefined ? { language } : {}),
+          ...(emailVerified !== undefined ? { emailVerified } : {}),
+        }),
+      );
     },
     listAccounts: async (query: unknown) => {
       const fields = asFields(query);
       const email = stringField(fields, "email");
-      return operator.listAccounts(email !== undefined ? { email } : { page: page(fields) });
+      const rows = await operator.listAccounts(email !== undefined ? { email } : { page: page(fields) });
+      return listView(rows.map(accountView));
     },
-    getAccount: async (id: string) => operator.getAccount(id),
-    setAccountDisabled: async (id: string, disabled: boolean) => operator.setAccountDisabled(id, disabled),
-    verifyEmail: async (id: string) => operator.verifyEmail(id),
+    getAccount: async (id: string) => account(operator.getAccount(id)),
+    setAccountDisabled: async (id: string, disabled: boolean) =>
+      account(operator.setAccountDisabled(id, disabled)),
+    verifyEmail: async (id: string) => account(operator.verifyEmail(id)),
     createKey: async (accountId: string, body: unknown) => {
       const fields = asFields(body);
       const zones = stringListField(fields, "zones", { maxItems: 100 });
       const monthlyLimit = numberField(fields, "monthly_limit", { min: 0, max: MAX_AMOUNT });
       const requestsPerMinute = requestsPerMinuteField(fields);
       const expiresAt = dateField(fields, "expires_at");
-      return operator.createKey(accountId, {
+      const { row, secret } = await operator.createKey(accountId, {
         name: stringField(fields, "name", { required: true, max: 100 }) ?? "",
         ...(zones !== undefined ? { zones } : {}),
         ...(monthlyLimit !== undefined ? { monthlyLimit } : {}),
         ...(typeof requestsPerMinute === "number" ? { requestsPerMinute } : {}),
         ...(expiresAt !== undefined ? { expiresAt } : {}),
       });
+      return { ...apiKeyView(row, operator.now()), key: secret };
     },
     /** Changes the fields given of a key; null clears one (zones, monthly_limit, requests_per_minute, expires_at). */
-    updateKey: async (id: string, body: unknown) => operator.updateKey(id, keyChanges(asFields(body))),
+    updateKey: async (id: string, body: unknown) => key(operator.updateKey(id, keyChanges(asFields(body)))),
     listKeys: async (query: unknown) => {
       const accountId = stringField(asFields(query), "account_id");
-      return operator.listKeys(accountId === undefined ? {} : { accountId });
+      return keys(await operator.listKeys(accountId === undefined ? {} : { accountId }));
     },
-    getKey: async (id: string) => operator.getKey(id),
-    revokeKey: async (id: string) => operator.revokeKey(id),
-    getCredits: async (accountId: string) => operator.getCredits(accountId),
+    getKey: async (id: string) => key(operator.getKey(id)),
+    revokeKey: async (id: string) => key(operator.revokeKey(id)),
+    getCredits: async (accountId: string) => credits(accountId, operator.getCredits(accountId)),
     setCredits: async (accountId: string, body: unknown) => {
       const fields = asFields(body);
       const balance = numberField(fields, "balance", { required: true, min: 0, max: MAX_AMOUNT }) ?? 0;
-      return operator.setCredits(accountId, balance, note(fields));
+      return credits(accountId, operator.setCredits(accountId, balance, note(fields)));
     },
     addCredits: async (accountId: string, body: unknown) => {
       const fields = asFields(body);
       const amount =
         numberField(fields, "amount", { required: true, min: -MAX_AMOUNT, max: MAX_AMOUNT }) ?? 0;
-      return operator.addCredits(accountId, amount, note(fields));
+      return credits(accountId, operator.addCredits(accountId, amount, note(fields)));
     },
-    listModels: async () => operator.listModels(),
-    setModelActive: async (modelId: string, active: boolean) => operator.setModelActive(modelId, active),
-    listKnowledgeBases: async () => operator.listKnowledgeBases(),
+    listModels: async () => listView((await operator.listModels()).map(model)),
+    setModelActive: async (modelId: string, active: boolean) => {
+      const served = await operator.setModelActive(modelId, active);
+      return served && model(served);
+    },
+    listKnowledgeBases: async () => listView((await operator.listKnowledgeBases()).map(knowledgeBaseView)),
     setKnowledgeBaseShared: async (slug: string, shared: boolean) =>
-      operator.setKnowledgeBaseShared(slug, shared),
+      knowledgeBaseView(await operator.setKnowledgeBaseShared(slug, shared)),
     listUsage: async (query: unknown) => {
       const fields = asFields(query);
-      return operator.listUsage(usageFilter(fields), page(fields));
+      return listView((await operator.listUsage(usageFilter(fields), page(fields))).map(usageRecordView));
     },
-    usageSummary: async (query: unknown) => operator.usageSummary(usageFilter(asFields(query))),
+    usageSummary: async (query: unknown) =>
+      usageSummaryView(await operator.usageSummary(usageFilter(asFields(query))), operator.currency),
     /** `GET /admin/v1/mail?pending=true&limit=&offset=`: newest first; `pending` keeps the mails no server took. */
     listMail: async (query: unknown) => {
       const fields = asFields(query);
-      return operator.listMail({
+      const rows = await operator.listMail({
         pending: booleanField(fields, "pending") ?? false,
         limit: numberField(fields, "limit", { min: 1, max: 1000, integer: true }) ?? 100,
         offset: numberField(fields, "offset", { min: 0, max: Number.MAX_SAFE_INTEGER, integer: true }) ?? 0,
       });
+      return listView(rows.map(mailView));
     },
   };
 }

@@ -1,11 +1,17 @@
-import { fromMicros } from "../billing/money.ts";
-import type { ModelConfig } from "../config/schema.ts";
-import type { AccountRow } from "../store/repositories/accounts.ts";
-import type { ApiKeyRow } from "../store/repositories/api-keys.ts";
-import type { UsageRow } from "../store/repositories/billing.ts";
-import type { Balance } from "../store/repositories/credits.ts";
-import type { KnowledgeBaseRow } from "../store/repositories/knowledge-bases.ts";
-import type { UsageSummary } from "./usage.ts";
+/**
+ * The operator API's wire shapes: how the operator API (and the `zona` command, which prints what
+ * it answers) shows the accounts, keys, balances, usage, models, knowledge bases and mails that the
+ * Operator service returns.
+ */
+import { fromMicros } from "../../billing/money.ts";
+import type { ModelConfig } from "../../config/schema.ts";
+import type { UsageSummary } from "../../services/usage.ts";
+import type { AccountRow } from "../../store/repositories/accounts.ts";
+import type { ApiKeyRow } from "../../store/repositories/api-keys.ts";
+import type { UsageRow } from "../../store/repositories/billing.ts";
+import type { Balance } from "../../store/repositories/credits.ts";
+import type { KnowledgeBaseRow } from "../../store/repositories/knowledge-bases.ts";
+import type { MailRow } from "../../store/repositories/mail-outbox.ts";
 
 /** An account as the operator API shows it. */
 export function accountView(row: AccountRow) {
@@ -134,6 +140,22 @@ export function knowledgeBaseView(row: KnowledgeBaseRow) {
     shared: row.shared,
     documents: Number(row.documents),
     ready_documents: Number(row.readyDocuments),
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+/** A mail of the outbox as the operator API shows it (the body holds the link the user needs). */
+export function mailView(row: MailRow) {
+  return {
+    id: row.id,
+    object: "mail" as const,
+    to: row.recipient,
+    subject: row.subject,
+    body: row.body,
+    /** `sent`: an SMTP server took it; `failed`: it refused or did not answer; `pending`: waiting in the outbox. */
+    status: row.sentAt ? "sent" : row.lastError ? "failed" : "pending",
+    sent_at: row.sentAt?.toISOString() ?? null,
+    last_error: row.lastError,
     created_at: row.createdAt.toISOString(),
   };
 }
