@@ -114,44 +114,19 @@ export interface Modalities {
 export type Modality = keyof Modalities;
 
 /**
- * One upstream protocol: the modalities its servers offer. An adapter only translates between the
- * internal (OpenAI) shapes above and what its servers speak; it never sees the client's reply. A
- * streaming method resolves once the upstream has accepted the request (status and headers
- * received) and rejects with an UpstreamError before that, so the router can still fail over;
- * errors while iterating are thrown from the iterator. Every method honours `signal` (the client
- * went away, or a timeout).
+ * One upstream protocol: the modalities its servers offer, each by its engine (a protocol offers a
+ * modality when it has that key). An adapter only translates between the internal (OpenAI) shapes
+ * above and what its servers speak; it never sees the client's reply. A streaming method resolves
+ * once the upstream has accepted the request (status and headers received) and rejects with an
+ * UpstreamError before that, so the router can still fail over; errors while iterating are thrown
+ * from the iterator. Every method honours `signal` (the client went away, or a timeout).
  */
-export type EngineAdapter = Partial<EveryModality>;
-
-// Every modality's methods together (the intersection of Modalities' interfaces), derived from
-// Modalities so that a new modality is listed once.
-type EveryModality = {
-  [K in Modality]: (engine: Modalities[K]) => void;
-}[Modality] extends (engine: infer All) => void
-  ? All
-  : never;
-
-// The methods that make each modality: a protocol offers it when it has all of them.
-const MODALITY_METHODS: { [K in Modality]: ReadonlyArray<keyof Modalities[K] & keyof EngineAdapter> } = {
-  chat: ["chat", "chatStream"],
-  completion: ["complete", "completeStream"],
-  embeddings: ["embed"],
-  rerank: ["rerank"],
-  transcription: ["transcribe"],
-  speech: ["speak"],
-  moderation: ["moderate"],
-  imageModeration: ["moderateImage"],
-  images: ["generateImage"],
-  videos: ["createVideo", "videoJob", "videoContent", "deleteVideo"],
-};
+export type EngineAdapter = Partial<Modalities>;
 
 /** The protocol's engine of a modality, or undefined when its servers cannot do that work. */
 export function offered<K extends Modality>(
   adapter: EngineAdapter | undefined,
   modality: K,
 ): Modalities[K] | undefined {
-  if (!adapter) return undefined;
-  for (const method of MODALITY_METHODS[modality])
-    if (typeof adapter[method] !== "function") return undefined;
-  return adapter as Modalities[K];
+  return adapter?.[modality];
 }

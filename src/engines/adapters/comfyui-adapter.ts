@@ -5,7 +5,7 @@ import { quotingEngine } from "../engine-words.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { abortError } from "../http/upstream-errors.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import type { EngineAdapter } from "../modalities.ts";
+import type { Modalities } from "../modalities.ts";
 import { type MachineConfig, UpstreamError } from "../types.ts";
 import { DEFAULT_IMAGE_TIMEOUT_MS, type ImageAdapterOptions } from "./images-adapter.ts";
 import { expectImage } from "./images-transforms.ts";
@@ -40,50 +40,52 @@ export interface ComfyUiAdapterOptions extends ImageAdapterOptions {
 export function createComfyUiAdapter(
   client: UpstreamClient,
   options: ComfyUiAdapterOptions = {},
-): EngineAdapter {
+): Pick<Modalities, "images"> {
   const timeoutMs = options.imageTimeoutMs ?? DEFAULT_IMAGE_TIMEOUT_MS;
   const pollMs = options.pollMs ?? COMFYUI_POLL_MS;
   return {
-    async generateImage(machine, call, signal) {
-      const workflow = await machineWorkflow(machine);
-      const [width = 1024, height = 1024] = call.size.split("x").map(Number);
-      const inputs = machine.workflow_inputs;
-      if (inputs === undefined)
-        throw new UpstreamError("protocol", `machine ${machine.name} has no workflow_inputs`);
-      const filled = fillWorkflow(workflow, inputs, {
-        prompt: call.prompt,
-        width,
-        height,
-        seed: call.seed ?? randomInt(0, MAX_SEED + 1),
-      });
-      const queued = await client.json({
-        machine,
-        path: rootPath(machine, "/prompt"),
-        body: { prompt: filled, client_id: randomUUID() },
-        signal,
-      });
-      const promptId = isPayload(queued) ? stringField(queued.prompt_id) : undefined;
-      if (promptId === undefined)
-        throw new UpstreamError("protocol", "ComfyUI queued the workflow without a prompt_id");
-      let image: SavedImage;
-      try {
-        image = await waitForImage(client, machine, promptId, signal, timeoutMs, pollMs);
-      } catch (error) {
-        if (error instanceof UpstreamError && (error.kind === "timeout" || error.kind === "aborted")) {
-          void cancel(client, machine, promptId);
+    images: {
+      async generateImage(machine, call, signal) {
+        const workflow = await machineWorkflow(machine);
+        const [width = 1024, height = 1024] = call.size.split("x").map(Number);
+        const inputs = machine.workflow_inputs;
+        if (inputs === undefined)
+          throw new UpstreamError("protocol", `machine ${machine.name} has no workflow_inputs`);
+        const filled = fillWorkflow(workflow, inputs, {
+          prompt: call.prompt,
+          width,
+          height,
+          seed: call.seed ?? randomInt(0, MAX_SEED + 1),
+        });
+        const queued = await client.json({
+          machine,
+          path: rootPath(machine, "/prompt"),
+          body: { prompt: filled, client_id: randomUUID() },
+          signal,
+        });
+        const promptId = isPayload(queued) ? stringField(queued.prompt_id) : undefined;
+        if (promptId === undefined)
+          throw new UpstreamError("protocol", "ComfyUI queued the workflow without a prompt_id");
+        let image: SavedImage;
+        try {
+          image = await waitForImage(client, machine, promptId, signal, timeoutMs, pollMs);
+        } catch (error) {
+          if (error instanceof UpstreamError && (error.kind === "timeout" || error.kind === "aborted")) {
+            void cancel(client, machine, promptId);
+          }
+          throw error;
         }
-        throw error;
-      }
-      const query = new URLSearchParams({
-        filename: image.filename,
-        subfolder: image.subfolder,
-        type: image.type,
-      });
-      const file = await client.binary(
-        { machine, path: `${rootPath(machine, "/view")}?${query}`, signal },
-        "image/png, image/*",
-      );
-      return expectImage(file.body, "ComfyUI");
+        const query = new URLSearchParams({
+          filename: image.filename,
+          subfolder: image.subfolder,
+          type: image.type,
+        });
+        const file = await client.binary(
+          { machine, path: `${rootPath(machine, "/view")}?${query}`, signal },
+          "image/png, image/*",
+        );
+        return expectImage(file.body, "ComfyUI");
+      },
     },
   };
 }

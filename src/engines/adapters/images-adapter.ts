@@ -1,6 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath, upstreamTarget } from "../http/upstream-target.ts";
-import type { EngineAdapter } from "../modalities.ts";
+import type { Modalities } from "../modalities.ts";
 import { type MachineConfig, UpstreamError } from "../types.ts";
 import { expectImage, fromImagesAnswer, imagesRequest } from "./images-transforms.ts";
 
@@ -24,25 +24,27 @@ export interface ImageAdapterOptions {
 export function createImagesAdapter(
   client: UpstreamClient,
   options: ImageAdapterOptions = {},
-): EngineAdapter {
+): Pick<Modalities, "images"> {
   const timeoutMs = options.imageTimeoutMs ?? DEFAULT_IMAGE_TIMEOUT_MS;
   return {
-    async generateImage(machine, call, signal) {
-      const raw = await client.json({
-        machine,
-        path: openAiPath(machine, "/images/generations"),
-        body: imagesRequest(machine, call),
-        signal,
-        headersTimeoutMs: timeoutMs,
-      });
-      const answer = fromImagesAnswer(raw);
-      if (answer.kind === "bytes") return expectImage(answer.data, "the image server");
-      const link = linkTarget(machine, answer.url);
-      const file = await client.binary(
-        { ...link, signal, headersTimeoutMs: timeoutMs },
-        "image/png, image/jpeg, image/webp",
-      );
-      return expectImage(file.body, "the image server's link");
+    images: {
+      async generateImage(machine, call, signal) {
+        const raw = await client.json({
+          machine,
+          path: openAiPath(machine, "/images/generations"),
+          body: imagesRequest(machine, call),
+          signal,
+          headersTimeoutMs: timeoutMs,
+        });
+        const answer = fromImagesAnswer(raw);
+        if (answer.kind === "bytes") return expectImage(answer.data, "the image server");
+        const link = linkTarget(machine, answer.url);
+        const file = await client.binary(
+          { ...link, signal, headersTimeoutMs: timeoutMs },
+          "image/png, image/jpeg, image/webp",
+        );
+        return expectImage(file.body, "the image server's link");
+      },
     },
   };
 }

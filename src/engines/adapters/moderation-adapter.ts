@@ -1,21 +1,28 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import type { EngineAdapter } from "../modalities.ts";
+import type { Modalities } from "../modalities.ts";
 import { fromModeration, imageModerationInput, moderationRequest } from "./moderation-transforms.ts";
 
 /** The adapter for OpenAI-style moderation servers (`POST /v1/moderations`): texts, and pictures as multi-modal input. */
-export function createModerationAdapter(client: UpstreamClient): EngineAdapter {
+export function createModerationAdapter(
+  client: UpstreamClient,
+): Pick<Modalities, "moderation" | "imageModeration"> {
   return {
-    async moderate(machine, input, signal) {
-      const path = openAiPath(machine, "/moderations");
-      const raw = await client.json({ machine, path, body: moderationRequest(machine, input), signal });
-      return fromModeration(raw);
+    moderation: {
+      async moderate(machine, input, signal) {
+        const path = openAiPath(machine, "/moderations");
+        const raw = await client.json({ machine, path, body: moderationRequest(machine, input), signal });
+        return fromModeration(raw);
+      },
     },
-    async moderateImage(machine, png, signal) {
-      const path = openAiPath(machine, "/moderations");
-      const body = moderationRequest(machine, imageModerationInput(png));
-      const raw = await client.json({ machine, path, body, signal });
-      return fromModeration(raw);
+
+    imageModeration: {
+      async moderateImage(machine, png, signal) {
+        const path = openAiPath(machine, "/moderations");
+        const body = moderationRequest(machine, imageModerationInput(png));
+        const raw = await client.json({ machine, path, body, signal });
+        return fromModeration(raw);
+      },
     },
   };
 }

@@ -1,7 +1,7 @@
 import { PIPER_VOICE_DEFAULTS } from "../../config/schema.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import type { EngineAdapter } from "../modalities.ts";
+import type { Modalities } from "../modalities.ts";
 import { type MachineConfig, UpstreamError, type VoiceName } from "../types.ts";
 import { expectWav } from "./wav-answer.ts";
 
@@ -22,26 +22,29 @@ type SynthesisPath = (typeof SYNTHESIS_PATHS)[number];
 export function createPiperAdapter(
   client: UpstreamClient,
   voices: Readonly<Record<VoiceName, string>> = PIPER_VOICES,
-): EngineAdapter {
+): Pick<Modalities, "speech"> {
   const known = new Map<string, SynthesisPath>();
   const post = async (machine: MachineConfig, path: SynthesisPath, body: unknown, signal: AbortSignal) => {
     const answer = await client.binary({ machine, path: rootPath(machine, path), body, signal }, "audio/wav");
     return expectWav(answer.body, "the Piper server");
   };
   return {
-    async speak(machine, call, signal) {
-      const body = { text: call.text, voice: voices[call.voice] };
-      const url = machine.url ?? "";
-      const first = known.get(url) ?? SYNTHESIS_PATHS[0];
-      try {
-        return await post(machine, first, body, signal);
-      } catch (error) {
-        if (!(error instanceof UpstreamError) || (error.status !== 404 && error.status !== 405)) throw error;
-      }
-      const other = first === "/" ? "/synthesize" : "/";
-      const wav = await post(machine, other, body, signal);
-      known.set(url, other);
-      return wav;
+    speech: {
+      async speak(machine, call, signal) {
+        const body = { text: call.text, voice: voices[call.voice] };
+        const url = machine.url ?? "";
+        const first = known.get(url) ?? SYNTHESIS_PATHS[0];
+        try {
+          return await post(machine, first, body, signal);
+        } catch (error) {
+          if (!(error instanceof UpstreamError) || (error.status !== 404 && error.status !== 405))
+            throw error;
+        }
+        const other = first === "/" ? "/synthesize" : "/";
+        const wav = await post(machine, other, body, signal);
+        known.set(url, other);
+        return wav;
+      },
     },
   };
 }

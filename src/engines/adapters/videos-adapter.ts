@@ -1,6 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import type { EngineAdapter } from "../modalities.ts";
+import type { Modalities } from "../modalities.ts";
 import { type MachineConfig, UpstreamError } from "../types.ts";
 import { expectMp4, failedVideoJob, fromVideoJob, videoForm } from "./videos-transforms.ts";
 
@@ -30,73 +30,75 @@ export interface VideoAdapterOptions {
 export function createVideosAdapter(
   client: UpstreamClient,
   options: VideoAdapterOptions = {},
-): EngineAdapter {
+): Pick<Modalities, "videos"> {
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_VIDEO_REQUEST_TIMEOUT_MS;
   const jobPath = (machine: MachineConfig, id: string) =>
     openAiPath(machine, `/videos/${encodeURIComponent(id)}`);
   return {
-    async createVideo(machine, call, signal) {
-      const raw = await client.upload({
-        machine,
-        path: openAiPath(machine, "/videos"),
-        fields: videoForm(machine, call),
-        signal,
-        headersTimeoutMs: timeoutMs,
-      });
-      return fromVideoJob(raw);
-    },
-
-    async videoJob(machine, engineJobId, signal) {
-      let raw: unknown;
-      try {
-        raw = await client.json({
+    videos: {
+      async createVideo(machine, call, signal) {
+        const raw = await client.upload({
           machine,
-          path: jobPath(machine, engineJobId),
+          path: openAiPath(machine, "/videos"),
+          fields: videoForm(machine, call),
           signal,
           headersTimeoutMs: timeoutMs,
-          keepErrorAnswer: true,
         });
-      } catch (error) {
-        // vLLM-Omni's failed job comes with an error status: the machine answered, the job failed.
-        const failed = failedVideoJob(error, engineJobId);
-        if (failed !== undefined) return failed;
-        throw error;
-      }
-      return fromVideoJob(raw, engineJobId);
-    },
+        return fromVideoJob(raw);
+      },
 
-    async videoContent(machine, engineJobId, signal) {
-      const clip = await client.binary(
-        {
-          machine,
-          path: `${jobPath(machine, engineJobId)}/content`,
-          signal,
-          headersTimeoutMs: timeoutMs,
-          bodyTimeoutMs: timeoutMs,
-        },
-        "video/mp4",
-        VIDEO_CLIP_LIMIT,
-      );
-      return expectMp4(clip.body);
-    },
-
-    async deleteVideo(machine, engineJobId, signal) {
-      try {
-        await client.binary(
-          {
+      async videoJob(machine, engineJobId, signal) {
+        let raw: unknown;
+        try {
+          raw = await client.json({
             machine,
             path: jobPath(machine, engineJobId),
-            method: "DELETE",
             signal,
             headersTimeoutMs: timeoutMs,
+            keepErrorAnswer: true,
+          });
+        } catch (error) {
+          // vLLM-Omni's failed job comes with an error status: the machine answered, the job failed.
+          const failed = failedVideoJob(error, engineJobId);
+          if (failed !== undefined) return failed;
+          throw error;
+        }
+        return fromVideoJob(raw, engineJobId);
+      },
+
+      async videoContent(machine, engineJobId, signal) {
+        const clip = await client.binary(
+          {
+            machine,
+            path: `${jobPath(machine, engineJobId)}/content`,
+            signal,
+            headersTimeoutMs: timeoutMs,
+            bodyTimeoutMs: timeoutMs,
           },
-          "application/json",
+          "video/mp4",
+          VIDEO_CLIP_LIMIT,
         );
-      } catch (error) {
-        // Already gone (deleted before, or forgotten by a restarted server): what was wanted.
-        if (error instanceof UpstreamError && error.kind === "status" && error.status === 404) return;
-        throw error;
-      }
+        return expectMp4(clip.body);
+      },
+
+      async deleteVideo(machine, engineJobId, signal) {
+        try {
+          await client.binary(
+            {
+              machine,
+              path: jobPath(machine, engineJobId),
+              method: "DELETE",
+              signal,
+              headersTimeoutMs: timeoutMs,
+            },
+            "application/json",
+          );
+        } catch (error) {
+          // Already gone (deleted before, or forgotten by a restarted server): what was wanted.
+          if (error instanceof UpstreamError && error.kind === "status" && error.status === 404) return;
+          throw error;
+        }
+      },
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import type { EngineAdapter } from "../modalities.ts";
+import type { Modalities } from "../modalities.ts";
 import { upstreamModel } from "../served-models.ts";
 import { fromWhisper, whisperFields } from "./whisper-transforms.ts";
 
@@ -17,18 +17,20 @@ export const TRANSCRIPTION_WAIT_MS = 3_600_000;
  * server started with `--inference-path /v1/audio/transcriptions`): the file is streamed from
  * disk as a multipart upload, with the machine's name for the model (whisper.cpp ignores it).
  */
-export function createWhisperAdapter(client: UpstreamClient): EngineAdapter {
+export function createWhisperAdapter(client: UpstreamClient): Pick<Modalities, "transcription"> {
   return {
-    async transcribe(machine, call, signal) {
-      const raw = await client.upload({
-        machine,
-        path: openAiPath(machine, "/audio/transcriptions"),
-        fields: whisperFields(call, upstreamModel(machine, call.model)),
-        file: { field: "file", path: call.file.path, filename: call.file.filename, type: call.file.mime },
-        signal,
-        headersTimeoutMs: TRANSCRIPTION_WAIT_MS,
-      });
-      return fromWhisper(raw, call.words);
+    transcription: {
+      async transcribe(machine, call, signal) {
+        const raw = await client.upload({
+          machine,
+          path: openAiPath(machine, "/audio/transcriptions"),
+          fields: whisperFields(call, upstreamModel(machine, call.model)),
+          file: { field: "file", path: call.file.path, filename: call.file.filename, type: call.file.mime },
+          signal,
+          headersTimeoutMs: TRANSCRIPTION_WAIT_MS,
+        });
+        return fromWhisper(raw, call.words);
+      },
     },
   };
 }

@@ -7,13 +7,14 @@ describe("createAdapters: one adapter per protocol", () => {
   const client = new UpstreamClient();
   const adapterFor = createAdapters(client);
   afterAll(() => client.close());
+  // The methods of a protocol's engines, all its modalities together (a key that is no method shows its type).
+  const methods = (protocol: string) =>
+    Object.values(adapterFor(protocol) ?? {})
+      .flatMap((engine) => Object.entries(engine))
+      .map(([name, value]) => (typeof value === "function" ? name : `${name}: ${typeof value}`))
+      .sort();
 
   it("has adapters for openai (text, embeddings, rerank), ollama (no rerank) and tei (embeddings, rerank)", () => {
-    const methods = (protocol: string) =>
-      Object.entries(adapterFor(protocol) ?? {})
-        .filter(([, value]) => typeof value === "function")
-        .map(([name]) => name)
-        .sort();
     expect(methods("openai")).toEqual([
       "chat",
       "chatStream",
@@ -27,7 +28,6 @@ describe("createAdapters: one adapter per protocol", () => {
   });
 
   it("has adapters for the audio protocols: whisper (transcribe), piper and espeak (speak), moderation", () => {
-    const methods = (protocol: string) => Object.keys(adapterFor(protocol) ?? {}).sort();
     expect(methods("whisper")).toEqual(["transcribe"]);
     expect(methods("piper")).toEqual(["speak"]);
     expect(methods("espeak")).toEqual(["speak"]);
@@ -35,18 +35,12 @@ describe("createAdapters: one adapter per protocol", () => {
   });
 
   it("has adapters for the image protocols: images and comfyui (generateImage)", () => {
-    const methods = (protocol: string) => Object.keys(adapterFor(protocol) ?? {}).sort();
     expect(methods("images")).toEqual(["generateImage"]);
     expect(methods("comfyui")).toEqual(["generateImage"]);
   });
 
   it("has the videos adapter (create, look at, download and delete a job)", () => {
-    expect(Object.keys(adapterFor("videos") ?? {}).sort()).toEqual([
-      "createVideo",
-      "deleteVideo",
-      "videoContent",
-      "videoJob",
-    ]);
+    expect(methods("videos")).toEqual(["createVideo", "deleteVideo", "videoContent", "videoJob"]);
   });
 
   it("has none for protocols without an adapter", () => {

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../../src/config/load.ts";
 import { createComfyUiAdapter } from "../../../src/engines/adapters/comfyui-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ImageEngine } from "../../../src/engines/modalities.ts";
 import type { ImageCall, MachineConfig } from "../../../src/engines/types.ts";
 import {
   DEFAULT_COMFYUI_SETTINGS,
@@ -25,7 +25,7 @@ const dir = mkdtempSync(join(tmpdir(), "zona-comfyui-"));
 const workflowPath = join(dir, "z-image-turbo.json");
 writeFileSync(workflowPath, JSON.stringify(fakeComfyWorkflow()));
 let client: UpstreamClient;
-let generate: NonNullable<EngineAdapter["generateImage"]>;
+let generate: ImageEngine["generateImage"];
 const signal = () => new AbortController().signal;
 const machine = (overrides: Partial<MachineConfig> = {}) =>
   fakeMachine("comfyui", fake.url, {
@@ -44,8 +44,7 @@ const call = (overrides: Partial<ImageCall> = {}): ImageCall => ({
 beforeAll(async () => {
   await fake.start();
   client = new UpstreamClient();
-  generate = createComfyUiAdapter(client, { imageTimeoutMs: 1_500, pollMs: 50 })
-    .generateImage as typeof generate;
+  generate = createComfyUiAdapter(client, { imageTimeoutMs: 1_500, pollMs: 50 }).images.generateImage;
 });
 afterAll(async () => {
   await client.close();
@@ -128,9 +127,7 @@ describe("comfyui adapter", () => {
     const hanging = new UpstreamClient({ headersMs: 300 });
     const adapter = createComfyUiAdapter(hanging, { imageTimeoutMs: 1_000 });
     await fake.setMode("hang");
-    expect(
-      (await failure(adapter.generateImage?.(machine(), call(), signal()) ?? Promise.resolve())).kind,
-    ).toBe("timeout");
+    expect((await failure(adapter.images.generateImage(machine(), call(), signal()))).kind).toBe("timeout");
     await fake.setMode("refuse");
     expect((await failure(generate(machine(), call(), signal()))).kind).toBe("connect");
     await hanging.close();

@@ -1,12 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createEspeakAdapter } from "../../../src/engines/adapters/espeak-adapter.ts";
 import { ESPEAK_VOICES, EspeakEngine } from "../../../src/engines/espeak/espeak-engine.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
 import type { MachineConfig, SpeechCall, VoiceName } from "../../../src/engines/types.ts";
 import { wavInfo } from "../../fakes/index.ts";
 
 const engine = new EspeakEngine();
-const speak = createEspeakAdapter(engine).speak as NonNullable<EngineAdapter["speak"]>;
+const speak = createEspeakAdapter(engine).speech.speak;
 // espeak machines have no url: the adapter must not need one.
 const machine: MachineConfig = {
   name: "builtin-espeak",

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createImagesAdapter } from "../../../src/engines/adapters/images-adapter.ts";
 import { detectImageType, fromImagesAnswer } from "../../../src/engines/adapters/images-transforms.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ImageEngine } from "../../../src/engines/modalities.ts";
 import type { ImageCall } from "../../../src/engines/types.ts";
 import {
   DEFAULT_IMAGES_SETTINGS,
@@ -16,7 +16,7 @@ import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeImagesServer();
 let client: UpstreamClient;
-let generate: NonNullable<EngineAdapter["generateImage"]>;
+let generate: ImageEngine["generateImage"];
 const signal = () => new AbortController().signal;
 const machine = (overrides = {}) =>
   fakeMachine("images", fake.url, {
@@ -34,7 +34,7 @@ const call = (overrides: Partial<ImageCall> = {}): ImageCall => ({
 beforeAll(async () => {
   await fake.start();
   client = new UpstreamClient();
-  generate = createImagesAdapter(client, { imageTimeoutMs: 600 }).generateImage as typeof generate;
+  generate = createImagesAdapter(client, { imageTimeoutMs: 600 }).images.generateImage;
 });
 afterAll(async () => {
   await client.close();

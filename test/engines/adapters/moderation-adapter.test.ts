@@ -2,20 +2,20 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createModerationAdapter } from "../../../src/engines/adapters/moderation-adapter.ts";
 import { fromModeration } from "../../../src/engines/adapters/moderation-transforms.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ModerationEngine } from "../../../src/engines/modalities.ts";
 import { DEFAULT_MODERATION_SETTINGS, FakeModerationServer, fakeMachine } from "../../fakes/index.ts";
 import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeModerationServer();
 let client: UpstreamClient;
-let moderate: NonNullable<EngineAdapter["moderate"]>;
+let moderate: ModerationEngine["moderate"];
 const signal = () => new AbortController().signal;
 const machine = (models: string[] = []) => fakeMachine("moderation", fake.url, { models });
 
 beforeAll(async () => {
   await fake.start();
   client = new UpstreamClient({ headersMs: 300 });
-  moderate = createModerationAdapter(client).moderate as typeof moderate;
+  moderate = createModerationAdapter(client).moderation.moderate;
 });
 afterAll(async () => {
   await client.close();

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createModerationAdapter } from "../../../src/engines/adapters/moderation-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ImageModerationEngine } from "../../../src/engines/modalities.ts";
 import {
   DEFAULT_MODERATION_SETTINGS,
   FakeModerationServer,
@@ -13,7 +13,7 @@ import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeModerationServer();
 let client: UpstreamClient;
-let moderateImage: NonNullable<EngineAdapter["moderateImage"]>;
+let moderateImage: ImageModerationEngine["moderateImage"];
 const signal = () => new AbortController().signal;
 const machine = (models: string[] = []) => fakeMachine("moderation", fake.url, { models });
 const picture = async (seed: number) =>
@@ -23,7 +23,7 @@ const refuseSeed13 = (png: Buffer) => fakePictureMark(png)?.seed === 13;
 beforeAll(async () => {
   await fake.start();
   client = new UpstreamClient({ headersMs: 300 });
-  moderateImage = createModerationAdapter(client).moderateImage as typeof moderateImage;
+  moderateImage = createModerationAdapter(client).imageModeration.moderateImage;
 });
 afterAll(async () => {
   await client.close();
@@ -66,7 +66,7 @@ describe("image moderation", () => {
   it("keeps flagging texts as before", async () => {
     fake.configure({ flagImage: () => true });
     expect(
-      (await createModerationAdapter(client).moderate?.(machine(), "plain words", signal()))?.flagged,
+      (await createModerationAdapter(client).moderation.moderate(machine(), "plain words", signal())).flagged,
     ).toBe(false);
   });
 

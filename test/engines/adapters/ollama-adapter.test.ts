@@ -1,14 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createOllamaAdapter } from "../../../src/engines/adapters/ollama-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { ChatEngine, EngineAdapter } from "../../../src/engines/modalities.ts";
 import type { ChatCall, ChatChunk, CompletionCall } from "../../../src/engines/types.ts";
 import { FakeOllamaServer, fakeEmbedding, fakeMachine } from "../../fakes/index.ts";
 import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeOllamaServer();
 let client: UpstreamClient;
-let adapter: EngineAdapter;
+let adapter: ReturnType<typeof createOllamaAdapter>;
 const signal = () => new AbortController().signal;
 const machine = () => fakeMachine("ollama", fake.url);
 
@@ -36,11 +36,11 @@ async function collect<T>(source: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-function chat(): NonNullable<EngineAdapter["chat"]> {
-  return adapter.chat as NonNullable<EngineAdapter["chat"]>;
+function chat(): ChatEngine["chat"] {
+  return adapter.chat.chat;
 }
-function chatStream(): NonNullable<EngineAdapter["chatStream"]> {
-  return adapter.chatStream as NonNullable<EngineAdapter["chatStream"]>;
+function chatStream(): ChatEngine["chatStream"] {
+  return adapter.chat.chatStream;
 }
 
 describe("ollama adapter: chat", () => {
@@ -224,11 +224,7 @@ describe("ollama adapter: completions and embeddings", () => {
   const call: CompletionCall = { model: "gemma3.8-4b", prompt: "Es war einmal", params: { stop: ["\n\n"] } };
 
   it("complete uses raw /api/generate and returns a text_completion", async () => {
-    const answer = await (adapter.complete as NonNullable<EngineAdapter["complete"]>)(
-      machine(),
-      call,
-      signal(),
-    );
+    const answer = await adapter.completion.complete(machine(), call, signal());
     expect(fake.lastRequest.path).toBe("/api/generate");
     expect(fake.lastRequest.body).toEqual({
       model: "gemma3.8-4b",
@@ -246,11 +242,7 @@ describe("ollama adapter: completions and embeddings", () => {
   });
 
   it("completeStream yields text chunks and usage last", async () => {
-    const stream = await (adapter.completeStream as NonNullable<EngineAdapter["completeStream"]>)(
-      machine(),
-      call,
-      signal(),
-    );
+    const stream = await adapter.completion.completeStream(machine(), call, signal());
     const chunks = await collect(stream);
     expect(fake.lastRequest.body).toMatchObject({ raw: true, stream: true });
     expect(chunks.map((c) => c.choices[0]?.text ?? "").join("")).toBe("echo: Es war einmal");
@@ -266,17 +258,13 @@ describe("ollama adapter: completions and embeddings", () => {
 
   it("embed calls /api/embed and returns the vectors and prompt_eval_count", async () => {
     const texts = ["eins", "zwei"];
-    const result = await (adapter.embed as NonNullable<EngineAdapter["embed"]>)(
-      machine(),
-      "bge-m3",
-      texts,
-      signal(),
-    );
+    const result = await adapter.embeddings.embed(machine(), "bge-m3", texts, signal());
     expect(fake.lastRequest.body).toEqual({ model: "bge-m3", input: texts, truncate: true });
     expect(result).toEqual({ vectors: texts.map((t) => fakeEmbedding(t, 1024)), promptTokens: 2 });
   });
 
   it("has no rerank (Ollama has none)", () => {
-    expect(adapter.rerank).toBeUndefined();
+    const offers: EngineAdapter = adapter;
+    expect(offers.rerank).toBeUndefined();
   });
 });

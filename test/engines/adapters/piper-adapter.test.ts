@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createPiperAdapter, PIPER_VOICES } from "../../../src/engines/adapters/piper-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { SpeechEngine } from "../../../src/engines/modalities.ts";
 import type { SpeechCall, VoiceName } from "../../../src/engines/types.ts";
 import {
   FAKE_PIPER_SAMPLE_RATE,
@@ -15,7 +15,7 @@ import { failure } from "../upstream-failure.ts";
 
 const fake = new FakePiperServer();
 let client: UpstreamClient;
-let speak: NonNullable<EngineAdapter["speak"]>;
+let speak: SpeechEngine["speak"];
 const signal = () => new AbortController().signal;
 const machine = () => fakeMachine("piper", fake.url);
 const call = (voice: VoiceName, text = "Buongiorno a tutti."): SpeechCall => ({
@@ -27,7 +27,7 @@ const call = (voice: VoiceName, text = "Buongiorno a tutti."): SpeechCall => ({
 beforeAll(async () => {
   await fake.start();
   client = new UpstreamClient({ headersMs: 300 });
-  speak = createPiperAdapter(client).speak as typeof speak;
+  speak = createPiperAdapter(client).speech.speak;
 });
 afterAll(async () => {
   await client.close();
@@ -91,7 +91,7 @@ describe("piper adapter", () => {
 
   it("the voice models come from engines.piper_voices", async () => {
     const voices = { ...PIPER_VOICES, amy: "en_US-amy-high" };
-    const configured = createPiperAdapter(client, voices).speak as typeof speak;
+    const configured = createPiperAdapter(client, voices).speech.speak;
     await configured(machine(), call("amy"), signal());
     await configured(machine(), call("ryan"), signal());
     expect(fake.voicesAsked).toEqual(["en_US-amy-high", "en_US-ryan-high"]);
@@ -101,7 +101,7 @@ describe("piper adapter", () => {
     const legacy = new FakePiperServer({ api: "root" });
     await legacy.start();
     try {
-      const own = createPiperAdapter(client).speak as typeof speak;
+      const own = createPiperAdapter(client).speech.speak;
       const old = fakeMachine("piper", legacy.url);
       expect(wavInfo(await own(old, call("paola"), signal()))?.bitsPerSample).toBe(16);
       await own(old, call("paola"), signal());

@@ -1,14 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTeiAdapter } from "../../../src/engines/adapters/tei-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { EmbeddingEngine, RerankEngine } from "../../../src/engines/modalities.ts";
 import { FakeTeiServer, fakeEmbedding, fakeMachine } from "../../fakes/index.ts";
 import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeTeiServer();
 let client: UpstreamClient;
-let embed: NonNullable<EngineAdapter["embed"]>;
-let rerank: NonNullable<EngineAdapter["rerank"]>;
+let embed: EmbeddingEngine["embed"];
+let rerank: RerankEngine["rerank"];
 const signal = () => new AbortController().signal;
 const machine = () => fakeMachine("tei", fake.url, { api_key: "tei-key" });
 
@@ -16,8 +16,8 @@ beforeAll(async () => {
   await fake.start();
   client = new UpstreamClient({ headersMs: 300 });
   const adapter = createTeiAdapter(client);
-  embed = adapter.embed as typeof embed;
-  rerank = adapter.rerank as typeof rerank;
+  embed = adapter.embeddings.embed;
+  rerank = adapter.rerank.rerank;
 });
 afterAll(async () => {
   await client.close();

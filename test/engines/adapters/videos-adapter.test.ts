@@ -16,7 +16,7 @@ import {
 } from "../../../src/engines/adapters/videos-transforms.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
 import { statusError } from "../../../src/engines/http/upstream-errors.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { VideoEngine } from "../../../src/engines/modalities.ts";
 import { type EngineVideoJob, UpstreamError, type VideoCall } from "../../../src/engines/types.ts";
 import {
   DEFAULT_VIDEOS_SETTINGS,
@@ -27,12 +27,10 @@ import {
 } from "../../fakes/index.ts";
 import { failure } from "../upstream-failure.ts";
 
-type Videos = Required<Pick<EngineAdapter, "createVideo" | "videoJob" | "videoContent" | "deleteVideo">>;
-
 const FIXTURES = fileURLToPath(new URL("../../fixtures/video/", import.meta.url));
 const fake = new FakeVideosServer();
 let client: UpstreamClient;
-let videos: Videos;
+let videos: VideoEngine;
 let clip: Buffer;
 let scratch: string | undefined;
 const signal = () => new AbortController().signal;
@@ -79,7 +77,7 @@ beforeAll(async () => {
   clip = await realClip();
   await fake.start();
   client = new UpstreamClient();
-  videos = createVideosAdapter(client, { requestTimeoutMs: 600 }) as Videos;
+  videos = createVideosAdapter(client, { requestTimeoutMs: 600 }).videos;
 });
 afterAll(async () => {
   await client.close();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createWhisperAdapter } from "../../../src/engines/adapters/whisper-adapter.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import type { EngineAdapter } from "../../../src/engines/modalities.ts";
+import type { TranscriptionEngine } from "../../../src/engines/modalities.ts";
 import type { TranscriptionCall } from "../../../src/engines/types.ts";
 import { UpstreamError } from "../../../src/engines/types.ts";
 import {
@@ -18,7 +18,7 @@ import { failure } from "../upstream-failure.ts";
 
 const fake = new FakeWhisperServer();
 let client: UpstreamClient;
-let transcribe: NonNullable<EngineAdapter["transcribe"]>;
+let transcribe: TranscriptionEngine["transcribe"];
 let dir: string;
 let wavPath: string;
 const wav = toneWav({ seconds: 1, sampleRate: 16_000 });
@@ -37,7 +37,7 @@ function call(overrides: Partial<TranscriptionCall> = {}): TranscriptionCall {
 beforeAll(async () => {
   await fake.start();
   client = new UpstreamClient({ headersMs: 300 });
-  transcribe = createWhisperAdapter(client).transcribe as typeof transcribe;
+  transcribe = createWhisperAdapter(client).transcription.transcribe;
   dir = await mkdtemp(join(tmpdir(), "zona-whisper-"));
   wavPath = join(dir, "upload.bin");
   await writeFile(wavPath, wav);
