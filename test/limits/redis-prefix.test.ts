@@ -68,7 +68,7 @@ describe.runIf(TEST_REDIS_URL)("server.redis_prefix lets installations share one
   it("the BullMQ job queue lives under PREFIX:jobs: jobs of one installation are not seen by the other", async () => {
     const jobId = `prefix-${randomBytes(4).toString("hex")}`;
     // No worker runs jobs of this name: the job waits in the queue, where the test can see it.
-    await first.app.services.jobs.add("issue-10-prefix-probe", {}, { id: jobId });
+    await first.app.services.jobs.add("prefix-probe", {}, { id: jobId });
     expect(await redis.exists(`${ours}:jobs:background:${jobId}`)).toBe(1);
     expect(await redis.exists(`${theirs}:jobs:background:${jobId}`)).toBe(0);
     expect(await redis.exists(`zona:jobs:background:${jobId}`)).toBe(0);
