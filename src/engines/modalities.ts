@@ -113,6 +113,35 @@ export interface Modalities {
 /** The name of a kind of work. */
 export type Modality = keyof Modalities;
 
+/** A machine's protocol name. */
+export type Protocol = MachineConfig["protocol"];
+
+/**
+ * The work the servers of each protocol can do: a machine is a candidate for that work only
+ * (`EngineRegistry.candidates`), and its protocol's adapter has an engine for each, and no other
+ * (`ProtocolAdapter`).
+ */
+export const PROTOCOL_MODALITIES = {
+  openai: ["chat", "completion", "embeddings", "rerank"],
+  ollama: ["chat", "completion", "embeddings"],
+  tei: ["embeddings", "rerank"],
+  whisper: ["transcription"],
+  piper: ["speech"],
+  espeak: ["speech"],
+  moderation: ["moderation", "imageModeration"],
+  images: ["images"],
+  comfyui: ["images"],
+  videos: ["videos"],
+} as const satisfies Record<Protocol, readonly Modality[]>;
+
+/** The adapter of a protocol: the engines of the modalities its servers offer, keyed by modality. */
+export type ProtocolAdapter<P extends Protocol> = Pick<Modalities, (typeof PROTOCOL_MODALITIES)[P][number]>;
+
+/** Whether the servers of a protocol can do a kind of work. */
+export function protocolOffers(protocol: Protocol, modality: Modality): boolean {
+  return (PROTOCOL_MODALITIES[protocol] as readonly Modality[]).includes(modality);
+}
+
 /**
  * One upstream protocol: the modalities its servers offer, each by its engine (a protocol offers a
  * modality when it has that key). An adapter only translates between the internal (OpenAI) shapes

@@ -1,6 +1,7 @@
 import type { Config, TierName } from "../config/schema.ts";
 import { breakerSettings, CircuitBreaker } from "./circuit-breaker.ts";
 import { MachineStats } from "./machine-stats.ts";
+import { type Modality, protocolOffers } from "./modalities.ts";
 import type { MachineConfig } from "./types.ts";
 
 /** A configured machine with its live state. */
@@ -63,10 +64,16 @@ export class EngineRegistry {
     );
   }
 
-  /** Machines serving a model at a tier, in some zones. */
-  candidates(model: string, zones: ReadonlySet<string> | null, tier: TierName): Machine[] {
+  /** Machines serving a model at a tier, in some zones, whose protocol can do the work (`modality`). */
+  candidates(
+    model: string,
+    zones: ReadonlySet<string> | null,
+    tier: TierName,
+    modality: Modality,
+  ): Machine[] {
     return this.serving(model).filter(
       (machine) =>
+        protocolOffers(machine.config.protocol, modality) &&
         (zones === null || zones.has(machine.config.zone)) &&
         (machine.config.tiers === undefined || machine.config.tiers.includes(tier)),
     );

@@ -84,7 +84,7 @@ export class Router {
   ): Promise<Routed<T>> {
     const zones = placement.zones === null ? null : new Set(placement.zones);
     const candidates = this.order(
-      this.registry.candidates(placement.model, zones, placement.tier),
+      this.registry.candidates(placement.model, zones, placement.tier, modality),
       placement.preferFamily,
     );
     const trace = placement.trace;

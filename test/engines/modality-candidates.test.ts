@@ -69,3 +69,63 @@ describe("placement: a machine whose protocol cannot do the work is never a cand
     );
   });
 });
+
+// Spec "Images and video exist only where machines make them": a model whose only machine's protocol
+// cannot make pictures or videos has no machine making it.
+describe("placement: a picture or video model served only by a machine that cannot make them", () => {
+  const vllm = new FakeOpenAiServer();
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    await vllm.start();
+    t = await startTestApp({
+      config: {
+        installation: { zones: [{ id: "a" }] },
+        models: [
+          { id: "wan-2.2-5b-fast", kind: "video" },
+          { id: "z-image-turbo", kind: "image" },
+        ],
+        machines: [
+          {
+            name: "vllm",
+            zone: "a",
+            protocol: "openai",
+            url: vllm.url,
+            models: ["wan-2.2-5b-fast", "z-image-turbo"],
+          },
+        ],
+      },
+    });
+    ({ key } = await t.newKey());
+  });
+  afterAll(async () => {
+    await t.close();
+    await vllm.close();
+  });
+
+  it.each([
+    { endpoint: "/v1/videos", model: "wan-2.2-5b-fast" },
+    { endpoint: "/v1/images/generations", model: "z-image-turbo" },
+  ])("spec Key API status codes: $endpoint answers 503 no_engine_available, and the machine is never asked", async ({
+    endpoint,
+    model,
+  }) => {
+    const response = await t.fetch(endpoint, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, prompt: "a paper boat drifting down a rain gutter" }),
+    });
+    expect(response.status).toBe(503);
+    const body = (await response.json()) as { error: { type: string; code: string | null } };
+    expect(body.error).toMatchObject({ type: "server_error", code: "no_engine_available" });
+    expect(
+      vllm.requests.filter((request) => request.path !== "/health" && request.path !== "/v1/models"),
+    ).toEqual([]);
+  });
+
+  it("no video job is kept for the refused request", async () => {
+    const response = await t.fetch("/v1/videos", { headers: { authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: unknown[] }).data).toEqual([]);
+  });
+});

@@ -5,7 +5,7 @@ import { quotingEngine } from "../engine-words.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { abortError } from "../http/upstream-errors.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { type MachineConfig, UpstreamError } from "../types.ts";
 import { DEFAULT_IMAGE_TIMEOUT_MS, type ImageAdapterOptions } from "./images-adapter.ts";
 import { expectImage } from "./images-transforms.ts";
@@ -40,7 +40,7 @@ export interface ComfyUiAdapterOptions extends ImageAdapterOptions {
 export function createComfyUiAdapter(
   client: UpstreamClient,
   options: ComfyUiAdapterOptions = {},
-): Pick<Modalities, "images"> {
+): ProtocolAdapter<"comfyui"> {
   const timeoutMs = options.imageTimeoutMs ?? DEFAULT_IMAGE_TIMEOUT_MS;
   const pollMs = options.pollMs ?? COMFYUI_POLL_MS;
   return {

@@ -1,6 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath, upstreamTarget } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { type MachineConfig, UpstreamError } from "../types.ts";
 import { expectImage, fromImagesAnswer, imagesRequest } from "./images-transforms.ts";
 
@@ -24,7 +24,7 @@ export interface ImageAdapterOptions {
 export function createImagesAdapter(
   client: UpstreamClient,
   options: ImageAdapterOptions = {},
-): Pick<Modalities, "images"> {
+): ProtocolAdapter<"images"> {
   const timeoutMs = options.imageTimeoutMs ?? DEFAULT_IMAGE_TIMEOUT_MS;
   return {
     images: {

@@ -1,7 +1,7 @@
 import { type EspeakEngine, sharedEspeakEngine } from "../espeak/espeak-engine.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
-import type { EngineAdapter } from "../modalities.ts";
-import type { MachineConfig, VoiceName } from "../types.ts";
+import type { EngineAdapter, Protocol, ProtocolAdapter } from "../modalities.ts";
+import type { VoiceName } from "../types.ts";
 import { createComfyUiAdapter } from "./comfyui-adapter.ts";
 import { createEspeakAdapter } from "./espeak-adapter.ts";
 import { createImagesAdapter } from "./images-adapter.ts";
@@ -12,9 +12,6 @@ import { createPiperAdapter } from "./piper-adapter.ts";
 import { createTeiAdapter } from "./tei-adapter.ts";
 import { createVideosAdapter } from "./videos-adapter.ts";
 import { createWhisperAdapter } from "./whisper-adapter.ts";
-
-/** A machine's protocol name. */
-export type Protocol = MachineConfig["protocol"];
 
 /** Looks up the adapter of a protocol; undefined for protocols that have none (yet). */
 export type AdapterLookup = (protocol: Protocol | string) => EngineAdapter | undefined;
@@ -37,17 +34,19 @@ export interface AdapterOptions {
  */
 export function createAdapters(client: UpstreamClient, options: AdapterOptions = {}): AdapterLookup {
   const image = options.imageTimeoutMs === undefined ? {} : { imageTimeoutMs: options.imageTimeoutMs };
-  const adapters = new Map<string, EngineAdapter>([
-    ["openai", createOpenAiAdapter(client)],
-    ["ollama", createOllamaAdapter(client)],
-    ["tei", createTeiAdapter(client)],
-    ["whisper", createWhisperAdapter(client)],
-    ["piper", createPiperAdapter(client, options.piperVoices)],
-    ["espeak", createEspeakAdapter(options.espeak ?? sharedEspeakEngine())],
-    ["moderation", createModerationAdapter(client)],
-    ["images", createImagesAdapter(client, image)],
-    ["comfyui", createComfyUiAdapter(client, image)],
-    ["videos", createVideosAdapter(client, { requestTimeoutMs: options.videoRequestTimeoutMs })],
-  ]);
-  return (protocol) => adapters.get(protocol);
+  // Each protocol's adapter, typed by the work its servers offer (PROTOCOL_MODALITIES).
+  const adapters: { [P in Protocol]: ProtocolAdapter<P> } = {
+    openai: createOpenAiAdapter(client),
+    ollama: createOllamaAdapter(client),
+    tei: createTeiAdapter(client),
+    whisper: createWhisperAdapter(client),
+    piper: createPiperAdapter(client, options.piperVoices),
+    espeak: createEspeakAdapter(options.espeak ?? sharedEspeakEngine()),
+    moderation: createModerationAdapter(client),
+    images: createImagesAdapter(client, image),
+    comfyui: createComfyUiAdapter(client, image),
+    videos: createVideosAdapter(client, { requestTimeoutMs: options.videoRequestTimeoutMs }),
+  };
+  const byName = new Map<string, EngineAdapter>(Object.entries(adapters));
+  return (protocol) => byName.get(protocol);
 }

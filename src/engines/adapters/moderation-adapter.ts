@@ -1,12 +1,10 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { fromModeration, imageModerationInput, moderationRequest } from "./moderation-transforms.ts";
 
 /** The adapter for OpenAI-style moderation servers (`POST /v1/moderations`): texts, and pictures as multi-modal input. */
-export function createModerationAdapter(
-  client: UpstreamClient,
-): Pick<Modalities, "moderation" | "imageModeration"> {
+export function createModerationAdapter(client: UpstreamClient): ProtocolAdapter<"moderation"> {
   return {
     moderation: {
       async moderate(machine, input, signal) {

@@ -1,7 +1,7 @@
 import { parseNdjson } from "../http/ndjson.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { upstreamModel } from "../served-models.ts";
 import {
   fromOllamaChat,
@@ -20,9 +20,7 @@ const NDJSON = "application/x-ndjson";
  * The adapter for Ollama's native API (no rerank: Ollama has none): requests carry the machine's
  * name for the model (`gemma3:27b`), answers the catalogue id.
  */
-export function createOllamaAdapter(
-  client: UpstreamClient,
-): Pick<Modalities, "chat" | "completion" | "embeddings"> {
+export function createOllamaAdapter(client: UpstreamClient): ProtocolAdapter<"ollama"> {
   return {
     chat: {
       async chat(machine, call, signal) {

@@ -1,7 +1,7 @@
 import { parseSseJson } from "../http/sse.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { upstreamModel } from "../served-models.ts";
 import {
   chatRequest,
@@ -22,9 +22,7 @@ const SSE = "text/event-stream";
  * The adapter for OpenAI-compatible servers (vLLM, SGLang, llama.cpp server, TGI): requests carry
  * the machine's name for the model, answers the catalogue id.
  */
-export function createOpenAiAdapter(
-  client: UpstreamClient,
-): Pick<Modalities, "chat" | "completion" | "embeddings" | "rerank"> {
+export function createOpenAiAdapter(client: UpstreamClient): ProtocolAdapter<"openai"> {
   return {
     chat: {
       async chat(machine, call, signal) {

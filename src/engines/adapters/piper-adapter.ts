@@ -1,7 +1,7 @@
 import { PIPER_VOICE_DEFAULTS } from "../../config/schema.ts";
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { type MachineConfig, UpstreamError, type VoiceName } from "../types.ts";
 import { expectWav } from "./wav-answer.ts";
 
@@ -22,7 +22,7 @@ type SynthesisPath = (typeof SYNTHESIS_PATHS)[number];
 export function createPiperAdapter(
   client: UpstreamClient,
   voices: Readonly<Record<VoiceName, string>> = PIPER_VOICES,
-): Pick<Modalities, "speech"> {
+): ProtocolAdapter<"piper"> {
   const known = new Map<string, SynthesisPath>();
   const post = async (machine: MachineConfig, path: SynthesisPath, body: unknown, signal: AbortSignal) => {
     const answer = await client.binary({ machine, path: rootPath(machine, path), body, signal }, "audio/wav");

@@ -1,10 +1,10 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { rootPath } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { fromTeiEmbed, fromTeiRerank, teiEmbedRequest, teiRerankRequest } from "./tei-transforms.ts";
 
 /** The adapter for text-embeddings-inference servers (embeddings and rerank; the model is the server's). */
-export function createTeiAdapter(client: UpstreamClient): Pick<Modalities, "embeddings" | "rerank"> {
+export function createTeiAdapter(client: UpstreamClient): ProtocolAdapter<"tei"> {
   return {
     embeddings: {
       async embed(machine, _model, texts, signal) {

@@ -1,6 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { type MachineConfig, UpstreamError } from "../types.ts";
 import { expectMp4, failedVideoJob, fromVideoJob, videoForm } from "./videos-transforms.ts";
 
@@ -30,7 +30,7 @@ export interface VideoAdapterOptions {
 export function createVideosAdapter(
   client: UpstreamClient,
   options: VideoAdapterOptions = {},
-): Pick<Modalities, "videos"> {
+): ProtocolAdapter<"videos"> {
   const timeoutMs = options.requestTimeoutMs ?? DEFAULT_VIDEO_REQUEST_TIMEOUT_MS;
   const jobPath = (machine: MachineConfig, id: string) =>
     openAiPath(machine, `/videos/${encodeURIComponent(id)}`);

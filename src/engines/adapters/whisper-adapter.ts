@@ -1,6 +1,6 @@
 import type { UpstreamClient } from "../http/upstream-client.ts";
 import { openAiPath } from "../http/upstream-target.ts";
-import type { Modalities } from "../modalities.ts";
+import type { ProtocolAdapter } from "../modalities.ts";
 import { upstreamModel } from "../served-models.ts";
 import { fromWhisper, whisperFields } from "./whisper-transforms.ts";
 
@@ -17,7 +17,7 @@ export const TRANSCRIPTION_WAIT_MS = 3_600_000;
  * server started with `--inference-path /v1/audio/transcriptions`): the file is streamed from
  * disk as a multipart upload, with the machine's name for the model (whisper.cpp ignores it).
  */
-export function createWhisperAdapter(client: UpstreamClient): Pick<Modalities, "transcription"> {
+export function createWhisperAdapter(client: UpstreamClient): ProtocolAdapter<"whisper"> {
   return {
     transcription: {
       async transcribe(machine, call, signal) {

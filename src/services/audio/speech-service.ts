@@ -120,7 +120,7 @@ export class SpeechService {
    * one; the built-in engine's zone (the same one, see builtin-speech.ts) when none is declared.
    */
   private speechZone(context: GenerationContext): string | undefined {
-    const machines: Machine[] = this.registry.candidates(SPEECH_MODEL, null, context.tier);
+    const machines: Machine[] = this.registry.candidates(SPEECH_MODEL, null, context.tier, "speech");
     const declared = machines.filter((machine) => !isBuiltinSpeech(machine.config));
     if (
       this.fallbackZone !== undefined &&
@@ -137,7 +137,7 @@ export class SpeechService {
    * zone's content check, whichever engine reads it.
    */
   private async read(zone: string, call: SpeechCall, context: GenerationContext): Promise<Routed<Buffer>> {
-    const inZone = this.registry.candidates(SPEECH_MODEL, new Set([zone]), context.tier);
+    const inZone = this.registry.candidates(SPEECH_MODEL, new Set([zone]), context.tier, "speech");
     const declared = inZone.filter((machine) => !isBuiltinSpeech(machine.config));
     const builtin = inZone.filter((machine) => isBuiltinSpeech(machine.config));
     const trace = context.trace;

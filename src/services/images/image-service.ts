@@ -100,7 +100,12 @@ export class ImageService {
     }
     const zones =
       this.installationZones.length === 0 ? null : (context.principal.zones ?? this.installationZones);
-    const machines = this.registry.candidates(model.id, zones === null ? null : new Set(zones), context.tier);
+    const machines = this.registry.candidates(
+      model.id,
+      zones === null ? null : new Set(zones),
+      context.tier,
+      "images",
+    );
     if (machines.length === 0) throw noEngineAvailable(model.id);
     // Whichever machine makes the pictures, the prompt has passed the check of its zone.
     for (const zone of new Set(machines.map((machine) => machine.config.zone))) {

@@ -115,7 +115,7 @@ export class VideoRunner {
   private async place(job: VideoJobRow, signal: AbortSignal): Promise<JobOutcome> {
     if (this.elapsed(job.createdAt) > this.queueTimeoutMs) return this.fail(job, FAILURES.queueTimeout);
     const zones = job.zones === null ? null : new Set(job.zones);
-    const machines = this.registry.candidates(job.model, zones, job.tier as TierName);
+    const machines = this.registry.candidates(job.model, zones, job.tier as TierName, "videos");
     if (machines.length === 0) return this.fail(job, FAILURES.gone);
     const running = await this.repo.runningOn(machines.map((machine) => machine.config.name));
     const free = machines.filter(

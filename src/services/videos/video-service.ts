@@ -124,7 +124,12 @@ export class VideoService {
       trace.tier ??= context.tier;
     }
     const zones = this.installationZones.length === 0 ? null : (owner.payer.zones ?? this.installationZones);
-    const machines = this.registry.candidates(model.id, zones === null ? null : new Set(zones), context.tier);
+    const machines = this.registry.candidates(
+      model.id,
+      zones === null ? null : new Set(zones),
+      context.tier,
+      "videos",
+    );
     if (machines.length === 0) throw noEngineAvailable(model.id);
     // Whichever machine makes the video, the prompt has passed the check of its zone.
     for (const zone of new Set(machines.map((machine) => machine.config.zone))) {

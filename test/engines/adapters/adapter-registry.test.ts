@@ -1,7 +1,13 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createAdapters } from "../../../src/engines/adapters/index.ts";
 import { UpstreamClient } from "../../../src/engines/http/upstream-client.ts";
-import { type Modality, offered } from "../../../src/engines/modalities.ts";
+import {
+  type Modality,
+  offered,
+  PROTOCOL_MODALITIES,
+  type Protocol,
+  protocolOffers,
+} from "../../../src/engines/modalities.ts";
 
 describe("createAdapters: one adapter per protocol", () => {
   const client = new UpstreamClient();
@@ -82,5 +88,13 @@ describe("createAdapters: one adapter per protocol", () => {
     offers,
   }) => {
     expect(ALL.filter((modality) => offered(adapterFor(protocol), modality) !== undefined)).toEqual(offers);
+    // The registry's list of the protocol's work (which machines are candidates) says the same.
+    expect(ALL.filter((modality) => protocolOffers(protocol as Protocol, modality))).toEqual(offers);
+  });
+
+  it("every protocol of the registry's list has its adapter, with an engine for each of its modalities and no other", () => {
+    for (const [protocol, modalities] of Object.entries(PROTOCOL_MODALITIES)) {
+      expect(Object.keys(adapterFor(protocol) ?? {}).sort(), protocol).toEqual([...modalities].sort());
+    }
   });
 });
