@@ -49,12 +49,17 @@ export class EngineRegistry {
     return this.byModel.get(model) ?? [];
   }
 
+  /** The machines serving a model whose protocol can do the work (`modality`), wherever they are. */
+  able(model: string, modality: Modality): Machine[] {
+    return this.serving(model).filter((machine) => protocolOffers(machine.config.protocol, modality));
+  }
+
   /**
-   * The machines serving a model that are not known to be down now (their circuit is not open: a
-   * refused connection or a failing health probe opens it at once).
+   * The machines able to do a model's work that are not known to be down now (their circuit is not
+   * open: a refused connection or a failing health probe opens it at once).
    */
-  servingUp(model: string, now = Date.now()): Machine[] {
-    return this.serving(model).filter((machine) => machine.breaker.state(now) !== "open");
+  servingUp(model: string, modality: Modality, now = Date.now()): Machine[] {
+    return this.able(model, modality).filter((machine) => machine.breaker.state(now) !== "open");
   }
 
   /** Machines of a protocol in some zones (null: anywhere), whatever models they list. */

@@ -21,6 +21,8 @@ beforeAll(async () => {
         { id: "gemma3.8-70b", kind: "chat", on_request: true },
         { id: "gemma3.8-4b", kind: "chat" },
         { id: "small-chat", kind: "chat" },
+        // Named only by an embedding server, which cannot chat.
+        { id: "tei-chat", kind: "chat" },
         { id: "bge-m3", kind: "embedding" },
         { id: "tts-1", kind: "tts" },
       ],
@@ -34,6 +36,7 @@ beforeAll(async () => {
           url: `http://127.0.0.1:${closedPort}`,
           models: ["small-chat"],
         },
+        { name: "tei-1", zone: "ch-ti", protocol: "tei", url, models: ["tei-chat", "bge-m3"] },
       ],
       installation: { zones: [{ id: "ch-ti" }] },
       app: { default_chat_label: "gemma2.5:1.5b" },
@@ -61,6 +64,8 @@ describe("GET /api/v1/web/models lists the chat models a signed-in user may pick
         { id: "gemma3.8-70b", vision: false, available: false, machines: 1 },
         { id: "gemma3.8-4b", vision: false, available: false, machines: 0 },
         { id: "small-chat", vision: false, available: true, machines: 1 },
+        // Its one machine cannot chat: no machine serves it.
+        { id: "tei-chat", vision: false, available: false, machines: 0 },
       ],
       default_model: "gemma2.5:1.5b",
       tiers: ["slow", "medium", "fast", "ludicrous"],
