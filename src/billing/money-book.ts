@@ -1,4 +1,5 @@
-import type { MoneySnapshot, ReserveRefusal, UsageRecordRow } from "../store/repositories/billing.ts";
+import type { MoneySnapshot, ReserveRefusal } from "../store/repositories/billing.ts";
+import type { UsageRecordRow } from "../store/repositories/usage-writes.ts";
 
 /** What a hold takes from: its key's month (when there is a key) and its account's credits (prepaid). */
 export interface HoldTarget {

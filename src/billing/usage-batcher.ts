@@ -1,4 +1,5 @@
-import type { BillingRepository, UsageRecordRow, WrittenRecord } from "../store/repositories/billing.ts";
+import type { BillingRepository } from "../store/repositories/billing.ts";
+import type { UsageRecordRow, WrittenRecord } from "../store/repositories/usage-writes.ts";
 import type { UsageJournal } from "../store/usage-journal.ts";
 
 const MAX_BATCH = 500;

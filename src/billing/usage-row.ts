@@ -1,4 +1,5 @@
-import type { SettleFacts, UsageRecordRow } from "../store/repositories/billing.ts";
+import type { SettleFacts } from "../store/repositories/billing.ts";
+import type { UsageRecordRow } from "../store/repositories/usage-writes.ts";
 
 /** The usage record of a request whose money was settled in the process (written in a batch). */
 export function usageRow(

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
-import type { BillingRepository, UsageRecordRow } from "./repositories/billing.ts";
+import type { UsageRecordRow } from "./repositories/usage-writes.ts";
 
 /**
  * Where usage records become durable before their answer ends, so that the database write can
@@ -62,7 +62,10 @@ const REPLAY_BATCH = 500;
  * database), then empties the journal; at open, before anything reads usage. A record written
  * already changes nothing (same request id).
  */
-export async function replayJournal(journal: UsageJournal, repo: BillingRepository): Promise<number> {
+export async function replayJournal(
+  journal: UsageJournal,
+  repo: { record(rows: UsageRecordRow[]): Promise<unknown> },
+): Promise<number> {
   const rows = journal.leftOver;
   for (let at = 0; at < rows.length; at += REPLAY_BATCH) await repo.record(rows.slice(at, at + REPLAY_BATCH));
   if (rows.length > 0) journal.written(true);

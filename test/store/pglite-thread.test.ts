@@ -8,9 +8,9 @@ import { databaseUnavailableCause } from "../../src/store/database-unavailable.t
 import { openStore } from "../../src/store/open-store.ts";
 import { PgliteThread } from "../../src/store/pglite-thread/pglite-thread.ts";
 import { AccountsRepository } from "../../src/store/repositories/accounts.ts";
-import type { UsageRecordRow } from "../../src/store/repositories/billing.ts";
 import { BillingRepository } from "../../src/store/repositories/billing.ts";
 import { UsageRepository } from "../../src/store/repositories/usage.ts";
+import type { UsageRecordRow } from "../../src/store/repositories/usage-writes.ts";
 import { EMBEDDED_FOLDER_TEST_MS } from "../helpers/embedded-folder-timeout.ts";
 
 // The embedded database runs in its own thread, so its work never holds a request; the

@@ -2,12 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/database.ts";
 import { AccountsRepository } from "../../src/store/repositories/accounts.ts";
 import { ApiKeysRepository } from "../../src/store/repositories/api-keys.ts";
-import {
-  BillingRepository,
-  type RecordedTotals,
-  type UsageRecordRow,
-} from "../../src/store/repositories/billing.ts";
+import { BillingRepository } from "../../src/store/repositories/billing.ts";
 import { CreditsRepository } from "../../src/store/repositories/credits.ts";
+import type { RecordedTotals, UsageRecordRow } from "../../src/store/repositories/usage-writes.ts";
 import { openTestStore, STORE_KINDS } from "../helpers/test-store.ts";
 
 const MONTH = "2026-11";

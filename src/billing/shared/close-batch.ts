@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import type { Redis } from "ioredis";
-import type { RecordedTotals, WrittenRecord } from "../../store/repositories/billing.ts";
+import type { RecordedTotals, WrittenRecord } from "../../store/repositories/usage-writes.ts";
 import { MONEY_TTL_SECONDS } from "./epoch-follower.ts";
 import { keyMonthOf } from "./shared-hold.ts";
 

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
-import type { BillingRepository, RecordedTotals } from "../../store/repositories/billing.ts";
+import type { BillingRepository } from "../../store/repositories/billing.ts";
+import type { RecordedTotals } from "../../store/repositories/usage-writes.ts";
 import { MONEY_TTL_SECONDS } from "./epoch-follower.ts";
 import { holdText, keyMonthOf, type SharedHold } from "./shared-hold.ts";
 

@@ -4,12 +4,8 @@ import type { Redis } from "ioredis";
 import { ApiError, serviceUnavailable } from "../../errors/catalogue.ts";
 import type { DeferredTakes, PendingTake } from "../../limits/deferred-takes.ts";
 import { countedFrom, pushInlineTakeArgs } from "../../limits/redis-take-script.ts";
-import type {
-  BillingRepository,
-  RecordedTotals,
-  ReserveRefusal,
-  WrittenRecord,
-} from "../../store/repositories/billing.ts";
+import type { BillingRepository, ReserveRefusal } from "../../store/repositories/billing.ts";
+import type { RecordedTotals, WrittenRecord } from "../../store/repositories/usage-writes.ts";
 import { AwayFromRedis, RedisAway } from "./away-from-redis.ts";
 import { CloseBatch } from "./close-batch.ts";
 import { CopyLoader, type CopyOf } from "./copy-loader.ts";

@@ -1,10 +1,5 @@
-import type {
-  RecordedTotals,
-  Settled,
-  SettleFacts,
-  UsageRecordRow,
-  WrittenRecord,
-} from "../../store/repositories/billing.ts";
+import type { Settled, SettleFacts } from "../../store/repositories/billing.ts";
+import type { RecordedTotals, UsageRecordRow, WrittenRecord } from "../../store/repositories/usage-writes.ts";
 import type { Charge } from "../charge.ts";
 import type { PaymentTools } from "../payment-tools.ts";
 import { Reservation } from "../reservation.ts";

@@ -3,6 +3,7 @@ import { and, eq, lt, sql } from "../drizzle.ts";
 import { creditBalances, keyMonthSpend, reservations, usageRecords } from "../schema.ts";
 import { balanceLeft, creditsFree } from "./credits-left.ts";
 import { totalsOf, usageBatchStatement, writtenRecords } from "./usage-batch-statement.ts";
+import type { RecordedTotals, UsageRecordRow, WrittenRecord } from "./usage-writes.ts";
 
 /** A reservation as stored. */
 export type ReservationRow = typeof reservations.$inferSelect;
@@ -12,51 +13,12 @@ export type UsageRow = typeof usageRecords.$inferSelect;
 /** Why a reservation was refused. */
 export type ReserveRefusal = "spending_limit_reached" | "insufficient_credits";
 
-/**
- * A usage record of a request that reserved nothing, as the batch writes it. `createdMs` (epoch
- * ms) is when the request ended: records written in one statement, or later from the journal,
- * keep their own times and order (else they all get the statement's time).
- */
-export type UsageRecordRow = Omit<typeof usageRecords.$inferInsert, "createdAt"> & {
-  createdMs?: number;
-  /** The cost is taken from the account's prepaid credits (added to what they spent). */
-  prepaid?: boolean;
-};
-
 /** A reservation closed by `settle`, and the usage record it left (none when written before). */
 export interface Settled {
   reservation: ReservationRow;
   record: UsageRow | undefined;
   /** The key's month spend and the account's prepaid spend as the settlement left them. */
   totals: RecordedTotals;
-}
-
-/**
- * The spend of every key month and account a write changed, as it left them: what Redis's copy of
- * the money is brought up to (a spend only grows). An operator's change also says what the account
- * is credited, with its version (a newer version replaces an older one).
- */
-export interface RecordedTotals {
-  keyMonths: Array<{ keyId: string; month: string; spentMicros: number }>;
-  credits: Array<CreditTotals>;
-}
-
-/**
- * What one usage record's write left: its cost, and the spends of its key month and of its account
- * (when the write charged it) right after the statement that wrote it (undefined where it changed
- * none).
- */
-export interface WrittenRecord {
-  costMicros: number;
-  keyMonthAfter: number | undefined;
-  accountAfter: number | undefined;
-}
-
-/** An account's prepaid spend as a write left it, and what it is credited when the write changed that. */
-export interface CreditTotals {
-  accountId: string;
-  spentMicros: number;
-  credited?: { micros: number; version: number };
 }
 
 /** What PostgreSQL holds of one key month or one account when Redis's copy is (re)loaded. */

@@ -1,7 +1,7 @@
 import type { SQL } from "drizzle-orm";
 import { sql } from "../drizzle.ts";
 import { creditBalances, keyMonthSpend, usageRecords } from "../schema.ts";
-import type { RecordedTotals, UsageRecordRow, WrittenRecord } from "./billing.ts";
+import type { RecordedTotals, UsageRecordRow, WrittenRecord } from "./usage-writes.ts";
 
 /**
  * The one statement that writes a batch of usage records: each record (a request id written before
