@@ -1,7 +1,8 @@
 import type { LoginResponse } from "../../../contract/app-api.ts";
 import { ApiError } from "./api-error.ts";
 import { recordRefresh, refreshedFrom } from "./refresh-handoff.ts";
-import { currentSession, type Session, saveSession } from "./session-store.ts";
+import type { Session } from "./session.ts";
+import { currentSession, saveSession } from "./session-store.ts";
 
 /** Where the app API is: the web chat is served by the same Zona. */
 export const API_BASE = "/api/v1";

@@ -1,4 +1,4 @@
-import type { Session } from "./session-store.ts";
+import type { Session } from "./session.ts";
 
 // localStorage reaches the other tabs' processes a moment later, so a tab that gets the refresh
 // lock right after another tab renewed the pair may still read the old refresh token, and using it
