@@ -11,19 +11,13 @@ import { dirname, resolve } from "node:path";
 import { dummyPool, keyedZona, MONTHLY_LIMIT, PER_KEY_AND_WINDOW, PREPAID_BALANCE } from "./accounts.ts";
 import type { FloorResult } from "./billing-floor.ts";
 import { type Child, cleanUp, pinSelf, startNode } from "./children.ts";
+import type { LoadComparison, StreamComparison } from "./comparisons.ts";
 import { startEngine } from "./engine.ts";
 import { CHAT_BODY } from "./load.ts";
 import { idleRssMb, RssSampler, waitUntilIdle } from "./proc.ts";
 import { RedisTime } from "./redis-time.ts";
 import { RemoteProfiler } from "./remote-profiler.ts";
-import {
-  type BenchResults,
-  compareLoad,
-  compareStreams,
-  type LoadComparison,
-  markdown,
-  type StreamComparison,
-} from "./report.ts";
+import { type BenchResults, compareLoad, compareStreams, markdown } from "./report.ts";
 import { type RestartResult, restartZona } from "./restart.ts";
 import {
   type BilledZonas,

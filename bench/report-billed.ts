@@ -1,54 +1,20 @@
 // The billed runs beside the unlimited key: keys with a monthly limit on the same Zona, and a second
 // Zona on a prepaid installation. Both hold money before the engine is called and settle after; the
 // unlimited key on a postpaid installation holds nothing. Their comparisons and their tables.
+
+import {
+  BILLED_KINDS,
+  BILLED_TARGET,
+  type Billed,
+  type BilledLoad,
+  type BilledStream,
+  type LoadComparison,
+  type StreamComparison,
+} from "./comparisons.ts";
 import { errorsOf, fmt, int, percent, row, signed } from "./format.ts";
 import type { LoadResult, LoadTarget } from "./load.ts";
-import type { LoadComparison, StreamComparison } from "./report.ts";
 import { median, round3 } from "./stats.ts";
 import type { StreamResult } from "./streams.ts";
-
-/** The two ways a request holds money: its key's monthly limit, or its account's prepaid credits. */
-export type BilledKind = "limit" | "prepaid";
-export const BILLED_KINDS: readonly BilledKind[] = ["limit", "prepaid"];
-
-/** The load target (bench/load.ts) of each kind. */
-export const BILLED_TARGET = {
-  limit: "zona-limit",
-  prepaid: "zona-prepaid",
-} as const satisfies Record<BilledKind, LoadTarget>;
-
-/** What each kind is, in the targets' words. */
-export const BILLED_NAME: Record<BilledKind, string> = {
-  limit: "keys with a monthly limit",
-  prepaid: "prepaid credits",
-};
-
-/**
- * A billed load run (its median round), against the unlimited key at the same concurrency: each
- * round's figure against the unlimited key's of the same round, and the median of those.
- */
-export interface BilledLoad {
-  run: LoadResult;
-  /** Its requests/s over the unlimited key's, the median of the rounds'. */
-  ratioToUnlimited: number;
-  /** Its p50 minus the unlimited key's in ms, the median of the rounds'. */
-  p50OverUnlimitedMs: number;
-  /** Each round's ratio and p50 difference, in the order the rounds ran. */
-  rounds: Array<{ ratio: number; p50OverMs: number }>;
-}
-
-/** A billed stream run, against the unlimited key's at the same number of streams. */
-export interface BilledStream {
-  run: StreamResult;
-  /** Its TTFT p50 minus the unlimited key's, in ms. */
-  ttftOverUnlimitedMs: number;
-}
-
-/** The billed runs of one level, by kind; absent with BENCH_BILLED=0. */
-export interface Billed<T> {
-  limit?: T;
-  prepaid?: T;
-}
 
 /**
  * The billed runs of a concurrency against the unlimited key's, round by round: the machine's

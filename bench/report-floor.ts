@@ -1,6 +1,7 @@
 // The stack floor's tables: the bare Fastify + undici proxy against the engine, and Zona against it.
+
+import type { LoadComparison, StreamComparison } from "./comparisons.ts";
 import { errorsOf, fmt, int, percent, row } from "./format.ts";
-import type { LoadComparison, StreamComparison } from "./report.ts";
 
 /** The streams through the stack floor, against the engine and against Zona. */
 export function floorStreamTable(streaming: StreamComparison[]): string[] {

@@ -1,57 +1,13 @@
 import type { FloorResult } from "./billing-floor.ts";
+import type { Billed, LoadComparison, StreamComparison } from "./comparisons.ts";
 import { errorsOf, fmt, int, percent, row } from "./format.ts";
 import type { LoadResult, LoadTarget } from "./load.ts";
-import {
-  type Billed,
-  type BilledLoad,
-  type BilledStream,
-  billedTables,
-  compareBilledLoad,
-  compareBilledStreams,
-} from "./report-billed.ts";
+import { billedTables, compareBilledLoad, compareBilledStreams } from "./report-billed.ts";
 import { floorStreamTable, floorTable } from "./report-floor.ts";
 import type { RestartResult } from "./restart.ts";
 import { round3 } from "./stats.ts";
 import type { StreamResult } from "./streams.ts";
 import type { Storage, TargetCheck } from "./targets.ts";
-
-/** One concurrency level: every target and what Zona (and the stack floor) add. */
-export interface LoadComparison {
-  concurrency: number;
-  direct: LoadResult;
-  zona: LoadResult;
-  addedP50Ms: number;
-  addedP99Ms: number;
-  /** Zona's requests per second as a share of the engine's. */
-  throughputRatio: number;
-  /** The bare Fastify + undici proxy on Zona's core (absent with BENCH_STACK_FLOOR=0). */
-  floor?: LoadResult;
-  /** The floor's percentiles minus the direct ones. */
-  floorAddedP50Ms?: number;
-  floorAddedP99Ms?: number;
-  /** Keys with a monthly limit and prepaid credits, against the unlimited key (absent with BENCH_BILLED=0). */
-  billed?: Billed<BilledLoad>;
-}
-
-/** One number of concurrent streams: every target and what Zona (and the stack floor) add. */
-export interface StreamComparison {
-  concurrentStreams: number;
-  direct: StreamResult;
-  zona: StreamResult;
-  /** Zona's TTFT p50 and gap p99 minus the direct ones. */
-  addedTtftP50Ms: number;
-  addedGapP99Ms: number;
-  /** The bare Fastify + undici proxy piping the engine's SSE (absent with BENCH_STACK_FLOOR=0). */
-  floor?: StreamResult;
-  /** The floor's TTFT p50 and gap p99 minus the direct ones. */
-  floorAddedTtftP50Ms?: number;
-  floorAddedGapP99Ms?: number;
-  /** Zona's minus the floor's (the same as Zona's added minus the floor's added). */
-  zonaOverFloorTtftP50Ms?: number;
-  zonaOverFloorGapP99Ms?: number;
-  /** Keys with a monthly limit and prepaid credits, against the unlimited key (absent with BENCH_BILLED=0). */
-  billed?: Billed<BilledStream>;
-}
 
 /** Everything one run wrote to bench/results/latest.json. */
 export interface BenchResults {

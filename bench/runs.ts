@@ -9,12 +9,12 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type KeyedZona, topUpKeys } from "./accounts.ts";
 import type { Child, Listening } from "./children.ts";
+import type { Billed } from "./comparisons.ts";
 import type { KeyPool } from "./key-pool.ts";
 import { type LoadResult, type LoadTarget, runLoad } from "./load.ts";
 import type { CpuPids } from "./proc.ts";
 import type { RedisTime } from "./redis-time.ts";
 import type { RemoteProfiler } from "./remote-profiler.ts";
-import type { Billed } from "./report-billed.ts";
 import { type StreamResult, StreamSamples } from "./streams.ts";
 import { warmKey } from "./zona.ts";
 

@@ -1,7 +1,13 @@
+import {
+  BILLED_KINDS,
+  BILLED_NAME,
+  type BilledKind,
+  type BilledLoad,
+  type LoadComparison,
+  type StreamComparison,
+} from "./comparisons.ts";
 import { fmt, int, signed } from "./format.ts";
 import type { LoadResult } from "./load.ts";
-import type { LoadComparison, StreamComparison } from "./report.ts";
-import { BILLED_KINDS, BILLED_NAME, type BilledKind, type BilledLoad } from "./report-billed.ts";
 import type { RestartResult } from "./restart.ts";
 
 /** A target and whether this run met it. */
