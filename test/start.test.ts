@@ -18,6 +18,8 @@ describe("README: `npm start` gives a working service on the embedded default", 
   let dataDir: string;
   let log: ReturnType<typeof childOutput>;
   let exit: Promise<number | null>;
+  /** Resolves once the child's output is closed: everything it wrote has been read. */
+  let closed: Promise<void>;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -39,6 +41,7 @@ describe("README: `npm start` gives a working service on the embedded default", 
       detached: true,
     });
     exit = new Promise((resolve) => server.once("exit", (code) => resolve(code)));
+    closed = new Promise((resolve) => server.once("close", () => resolve()));
     log = childOutput(server);
     await log.waitFor("zona listening");
   }, 60_000);
@@ -111,9 +114,11 @@ describe("README: `npm start` gives a working service on the embedded default", 
     while (isAlive(serverPid) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 50));
     expect(isAlive(serverPid), log.text().slice(-1500)).toBe(false);
+    expect(await exit).toBe(0);
+    // The last lines may still be in the pipe when the process is gone.
+    await closed;
     expect(log.text()).toContain('"msg":"stopped"');
     expect(existsSync(lockPath)).toBe(false);
-    expect(await exit).toBe(0);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 });
