@@ -41,7 +41,16 @@ describe.skipIf(!HAS_POSTGRES_SERVER || !HAS_REDIS_SERVER)(
     const appJson = async (method: string, path: string, body: unknown) =>
       app(path, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
     /** How many of `count` requests with a key of 20 a minute are admitted. */
+    // The tier limit counts per clock minute: a measure whose requests straddle a minute's end would
+    // see two windows, so it is taken again, with a fresh key, until one minute holds it all.
     const admitted = async (count: number) => {
+      for (;;) {
+        const minute = Math.floor(Date.now() / 60_000);
+        const ok = await admittedOnce(count);
+        if (Math.floor(Date.now() / 60_000) === minute) return ok;
+      }
+    };
+    const admittedOnce = async (count: number) => {
       const account = (await admin("POST", "/accounts", {
         email: `rl-${Date.now()}-${Math.random()}@example.com`,
       })) as {
