@@ -76,9 +76,8 @@ export class EngineRegistry {
     tier: TierName,
     modality: Modality,
   ): Machine[] {
-    return this.serving(model).filter(
+    return this.able(model, modality).filter(
       (machine) =>
-        protocolOffers(machine.config.protocol, modality) &&
         (zones === null || zones.has(machine.config.zone)) &&
         (machine.config.tiers === undefined || machine.config.tiers.includes(tier)),
     );

@@ -7,6 +7,7 @@ import {
   type JobHooks,
   type JobOptions,
   type JobQueue,
+  logEndedFailed,
   outcomeOf,
 } from "./job-queue.ts";
 
@@ -139,11 +140,8 @@ export class BullMqQueue implements JobQueue {
     this.watch(this.worker);
     this.worker.on("failed", (job, error) => {
       if (error.message === GAVE_UP) return;
-      if (namedFailures.has(error)) {
-        this.options.log?.info(
-          { job: job?.name, id: job?.id, reason: error.message },
-          "background job ended failed",
-        );
+      if (job && namedFailures.has(error)) {
+        logEndedFailed(this.options.log, job, error.message);
         return;
       }
       if (job && error.message === STALLED_TOO_OFTEN) {

@@ -1,5 +1,12 @@
 import type { FastifyBaseLogger } from "fastify";
-import { type JobHandler, type JobHooks, type JobOptions, type JobQueue, outcomeOf } from "./job-queue.ts";
+import {
+  type JobHandler,
+  type JobHooks,
+  type JobOptions,
+  type JobQueue,
+  logEndedFailed,
+  outcomeOf,
+} from "./job-queue.ts";
 
 interface Job {
   name: string;
@@ -149,7 +156,7 @@ export class InProcessQueue implements JobQueue {
     for (let attempt = job.failures + 1; ; attempt++) {
       try {
         const outcome = outcomeOf(await handler(job.data, this.stopping.signal));
-        if (outcome.kind === "failed") this.endedFailed(job, outcome.reason);
+        if (outcome.kind === "failed") logEndedFailed(this.log, job, outcome.reason);
         if (outcome.kind !== "later") return undefined;
         job.failures = attempt - 1;
         return outcome.delayMs;
@@ -161,14 +168,6 @@ export class InProcessQueue implements JobQueue {
         await pause(this.backoffMs * 2 ** (attempt - 1), this.stopping.signal);
       }
     }
-  }
-
-  /** A job its capability ended as failed (and told its user of): not run again. */
-  private endedFailed(job: Job, reason: string): void {
-    this.log?.info(
-      { job: job.name, ...(job.id !== undefined ? { id: job.id } : {}), reason },
-      "background job ended failed",
-    );
   }
 }
 

@@ -1,3 +1,5 @@
+import type { FastifyBaseLogger } from "fastify";
+
 /**
  * What one run of a job came to:
  * - `done`: the job is finished (also what a handler that returns nothing says);
@@ -26,6 +28,18 @@ export function runAgainIn(delayMs: number): JobOutcome {
 /** The outcome of a run whose job ended in a failure named by `reason` (for the queue's records, not the user). */
 export function jobFailed(reason: string): JobOutcome {
   return { kind: "failed", reason };
+}
+
+/** The one line a queue writes when a job's run ended `failed` (the capability logged its details). */
+export function logEndedFailed(
+  log: Pick<FastifyBaseLogger, "info"> | undefined,
+  job: { name: string; id?: string | undefined },
+  reason: string,
+): void {
+  log?.info(
+    { job: job.name, ...(job.id !== undefined ? { id: job.id } : {}), reason },
+    "background job ended failed",
+  );
 }
 
 /** What a run came to, a handler that returned nothing having finished its job. */

@@ -7,6 +7,7 @@ import {
   type JobHooks,
   type JobOptions,
   type JobQueue,
+  logEndedFailed,
   outcomeOf,
 } from "./job-queue.ts";
 
@@ -254,9 +255,7 @@ export class TableQueue implements JobQueue {
     if (outcome.done) {
       const finished = await this.repo.finish(job);
       // Ended as failed by its capability (which told its user): not run again, nothing kept.
-      if (finished && outcome.failed !== undefined) {
-        this.log?.info({ job: job.name, id: job.id, reason: outcome.failed }, "background job ended failed");
-      }
+      if (finished && outcome.failed !== undefined) logEndedFailed(this.log, job, outcome.failed);
       return finished;
     }
     if (outcome.later !== undefined) return this.repo.defer(job, outcome.later);

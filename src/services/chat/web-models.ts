@@ -5,9 +5,9 @@ import type { Services } from "../services.ts";
 
 /**
  * The chat models a signed-in user may pick in the web chat, with the tiers (`GET /web/models`). A
- * model is unavailable when no machine that can chat serves it, none of its machines is up now, or it is served
- * on request and answers 503 until the operator activates it. Read per call: a reload replaces the
- * configuration and the machines.
+ * model is unavailable when no machine that can chat serves it, none of its machines is up now, or
+ * it is served on request and answers 503 until the operator activates it. Read per call: a reload
+ * replaces the configuration and the machines.
  */
 export async function webChatModels(
   services: Pick<Services, "config" | "engines" | "activations">,

@@ -78,7 +78,7 @@ export class VideoRunner {
     this.log = deps.log;
   }
 
-  /** One step of a job: `later` while the job goes on, `done` once it has ended, `failed` when it ended in a failure. */
+  /** One step of a job: `later` while it goes on, `done` once it has ended, `failed` when it failed. */
   async step(id: string, signal: AbortSignal): Promise<JobOutcome> {
     const job = await this.repo.byId(id);
     if (!job || job.status === "failed") return JOB_DONE;
