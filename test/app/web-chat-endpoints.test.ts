@@ -54,7 +54,7 @@ async function json(response: Response): Promise<{ status: number; body: any }> 
 }
 
 describe("GET /api/v1/web/models lists the chat models a signed-in user may pick", () => {
-  it("only chat models, with vision and whether a model served on request is activated; the tiers", async () => {
+  it("only chat models, with vision and whether a model served on request is activated; the tiers; a model whose only machine cannot chat is not available, with no machine (app-chat.md)", async () => {
     const user = await signedInUser(t);
     const before = await json(await user.fetch("/web/models"));
     expect(before.status).toBe(200);

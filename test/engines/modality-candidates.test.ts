@@ -4,8 +4,25 @@ import { capturedLogger } from "../helpers/log-lines.ts";
 import { startTestApp, type TestApp } from "../helpers/test-app.ts";
 
 const MODEL = "gemma3.8-27b";
+const PROMPT = "a paper boat drifting down a rain gutter";
 // Served by the tei machine alone, which cannot chat.
 const TEI_ONLY = "other3.8-27b";
+
+/** A key API request with a JSON body. */
+function post(t: TestApp, key: string, path: string, body: unknown): Promise<Response> {
+  return t.fetch(path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** What a fake engine was asked for, the probes of its kind of server left out. */
+function work(requests: Array<{ path: string }>, probes: string[]): Array<{ path: string }> {
+  return requests.filter((request) => !probes.includes(request.path));
+}
+const TEI_PROBES = ["/health", "/info"];
+const OPENAI_PROBES = ["/health", "/v1/models"];
 
 // docs/architecture.md: a machine is a candidate for a kind of work only when its protocol offers it.
 describe("placement: a machine whose protocol cannot do the work is never a candidate for it", () => {
@@ -40,33 +57,29 @@ describe("placement: a machine whose protocol cannot do the work is never a cand
 
   it("a chat request goes to the openai machine; the tei machine is not asked and no attempt fails", async () => {
     for (let i = 0; i < 4; i++) {
-      const response = await t.fetch("/v1/chat/completions", {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hello" }] }),
+      const response = await post(t, key, "/v1/chat/completions", {
+        model: MODEL,
+        messages: [{ role: "user", content: "hello" }],
       });
       expect(response.status).toBe(200);
       expect(response.headers.get("x-zona")).toBe("b");
       await response.text();
     }
-    expect(tei.requests.filter((request) => request.path !== "/health" && request.path !== "/info")).toEqual(
-      [],
-    );
+    expect(work(tei.requests, TEI_PROBES)).toEqual([]);
     expect(log.lines.filter((line) => line.msg === "upstream attempt failed")).toEqual([]);
   });
 
-  it("spec Key API status codes: 503 zone_unavailable when the only machine of the model cannot chat (not 502: nothing was tried)", async () => {
-    const response = await t.fetch("/v1/chat/completions", {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: TEI_ONLY, messages: [{ role: "user", content: "hello" }] }),
+  it("spec Key API status codes: 503 zone_unavailable, the message naming the key's zones, retry later, when the only machine of the model cannot chat (not 502: nothing was tried)", async () => {
+    const response = await post(t, key, "/v1/chat/completions", {
+      model: TEI_ONLY,
+      messages: [{ role: "user", content: "hello" }],
     });
     expect(response.status).toBe(503);
-    const body = (await response.json()) as { error: { type: string; code: string | null } };
+    expect(response.headers.get("x-should-retry")).toBeNull();
+    const body = (await response.json()) as { error: { type: string; code: string | null; message: string } };
     expect(body.error.type).toBe("zone_unavailable");
-    expect(tei.requests.filter((request) => request.path !== "/health" && request.path !== "/info")).toEqual(
-      [],
-    );
+    expect(body.error.message).toContain("zones a, b");
+    expect(work(tei.requests, TEI_PROBES)).toEqual([]);
   });
 });
 
@@ -106,21 +119,16 @@ describe("placement: a picture or video model served only by a machine that cann
   it.each([
     { endpoint: "/v1/videos", model: "wan-2.2-5b-fast" },
     { endpoint: "/v1/images/generations", model: "z-image-turbo" },
-  ])("spec Key API status codes: $endpoint answers 503 no_engine_available, and the machine is never asked", async ({
+  ])("spec Key API status codes: $endpoint answers 503 no_engine_available, retry later, and the machine is never asked", async ({
     endpoint,
     model,
   }) => {
-    const response = await t.fetch(endpoint, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model, prompt: "a paper boat drifting down a rain gutter" }),
-    });
+    const response = await post(t, key, endpoint, { model, prompt: PROMPT });
     expect(response.status).toBe(503);
+    expect(response.headers.get("x-should-retry")).toBeNull();
     const body = (await response.json()) as { error: { type: string; code: string | null } };
     expect(body.error).toMatchObject({ type: "server_error", code: "no_engine_available" });
-    expect(
-      vllm.requests.filter((request) => request.path !== "/health" && request.path !== "/v1/models"),
-    ).toEqual([]);
+    expect(work(vllm.requests, OPENAI_PROBES)).toEqual([]);
   });
 
   it("no video job is kept for the refused request", async () => {
